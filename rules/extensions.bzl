@@ -1,0 +1,30 @@
+"""Module extension `triton`: chooses the Python environment that has `triton`."""
+
+load("//rules/private:python_env.bzl", "triton_python_repository")
+
+_python_env = tag_class(
+    doc = "Names the python3 that has triton 3.6.x and absl-py. The root module's tag wins; " +
+          "the RULES_TRITON_PYTHON environment variable overrides both.",
+    attrs = {
+        "interpreter": attr.string(
+            doc = "Absolute path (or PATH name) of the interpreter.",
+        ),
+    },
+)
+
+def _triton_impl(mctx):
+    interpreter = ""
+
+    # mctx.modules lists the root module first, so its choice wins over a dependency's.
+    for module in mctx.modules:
+        for tag in module.tags.python_env:
+            if not interpreter:
+                interpreter = tag.interpreter
+    triton_python_repository(name = "rules_triton_python", interpreter = interpreter)
+
+triton = module_extension(
+    implementation = _triton_impl,
+    tag_classes = {"python_env": _python_env},
+    environ = ["RULES_TRITON_PYTHON"],
+    doc = "Creates @rules_triton_python: the Python environment the Triton toolchain runs.",
+)

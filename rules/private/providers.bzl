@@ -1,0 +1,24 @@
+"""Providers of rules_triton."""
+
+TritonToolchainInfo = provider(
+    doc = "What the Triton compile and link actions run: an interpreter that has triton, the " +
+          "triton_aot tool sources and C templates, and the cuda.h headers for the C compile.",
+    fields = {
+        "interpreter": "File of the interpreter, or None when it lives outside the build",
+        "interpreter_path": "str: the interpreter's absolute path when `interpreter` is None",
+        "tool_inputs": "depset[File]: triton_aot sources, templates, python deps, interpreter files",
+        "python_path": "list[str]: PYTHONPATH entries (execroot-relative) for the tool and its deps",
+        "cuda_headers": "CcInfo providing cuda.h",
+        "triton_version": "str: the triton version the toolchain was declared with",
+    },
+)
+
+TritonKernelInfo = provider(
+    doc = "What a triton_kernel_library built, for rules that wrap it.",
+    fields = {
+        "name": "str: the C API prefix (dispatcher name)",
+        "header": "File: the public dispatcher header",
+        "metadata": "depset[File]: per-variant metadata JSON",
+        "cubins": "depset[File]: per-variant cubins",
+    },
+)

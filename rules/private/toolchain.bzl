@@ -1,0 +1,88 @@
+"""The `triton_toolchain` rule and the toolchain type."""
+
+load("@rules_cc//cc:defs.bzl", "CcInfo")
+load("@rules_python//python:defs.bzl", "PyInfo", "PyRuntimeInfo")
+load(":providers.bzl", "TritonToolchainInfo")
+
+TRITON_TOOLCHAIN_TYPE = "@rules_triton//toolchains:toolchain_type"
+
+def _import_root(package_init):
+    # triton_aot/__init__.py lives at <root>/triton_aot; <root> goes on PYTHONPATH.
+    parent = package_init.dirname
+    if parent == "triton_aot":
+        return "."
+    if not parent.endswith("/triton_aot"):
+        fail("triton_toolchain: 'tool' must contain triton_aot/__init__.py, got {}".format(package_init.path))
+    return parent[:-len("/triton_aot")]
+
+def _triton_toolchain_impl(ctx):
+    runtime = ctx.attr.python[PyRuntimeInfo]
+    transitive = [ctx.attr.tool[DefaultInfo].files, ctx.attr.templates[DefaultInfo].files]
+    python_path = []
+    init_files = [f for f in ctx.files.tool if f.basename == "__init__.py" and f.dirname.endswith("triton_aot")]
+    if len(init_files) != 1:
+        fail("triton_toolchain: 'tool' must provide exactly one triton_aot/__init__.py")
+    python_path.append(_import_root(init_files[0]))
+
+    # Python deps (e.g. a rules_python pip hub's @pypi//triton and @pypi//absl_py).
+    for dep in ctx.attr.python_deps:
+        info = dep[PyInfo]
+        transitive.append(info.transitive_sources)
+        transitive.append(dep[DefaultInfo].default_runfiles.files)
+        for imp in info.imports.to_list():  # a handful of import roots, not a build graph
+            python_path.append("external/" + imp)
+    if runtime.interpreter != None:
+        transitive.append(runtime.files)
+    return [
+        platform_common.ToolchainInfo(
+            triton = TritonToolchainInfo(
+                interpreter = runtime.interpreter,
+                interpreter_path = runtime.interpreter_path,
+                tool_inputs = depset(transitive = transitive),
+                python_path = python_path,
+                cuda_headers = ctx.attr.cuda_headers[CcInfo],
+                triton_version = ctx.attr.triton_version,
+            ),
+        ),
+    ]
+
+triton_toolchain = rule(
+    implementation = _triton_toolchain_impl,
+    doc = """Declares how Triton kernels are compiled: which Python runs the triton_aot tools,
+with which Python packages, and which cuda.h the generated C is compiled against.
+
+Two ways to provide triton:
+- `python` is a `py_runtime` whose interpreter already has triton 3.6.x and absl-py installed
+  (what tools/setup prepares; `@rules_triton_python//:runtime`), `python_deps` empty;
+- `python` is a hermetic rules_python runtime and `python_deps` are the pip hub's
+  `@pypi//triton` and `@pypi//absl_py`.
+""",
+    attrs = {
+        "python": attr.label(
+            mandatory = True,
+            providers = [PyRuntimeInfo],
+            doc = "A py_runtime: the interpreter that runs the compile and link tools.",
+        ),
+        "python_deps": attr.label_list(
+            providers = [PyInfo],
+            doc = "py_library targets put on PYTHONPATH (triton, absl-py from a pip hub).",
+        ),
+        "tool": attr.label(
+            default = "@rules_triton//triton_aot:triton_aot",
+            doc = "The triton_aot package (compile and link tools).",
+        ),
+        "templates": attr.label(
+            default = "@rules_triton//templates",
+            doc = "The C templates the tools render.",
+        ),
+        "cuda_headers": attr.label(
+            mandatory = True,
+            providers = [CcInfo],
+            doc = "A cc_library providing cuda.h (the one shipped in the triton package).",
+        ),
+        "triton_version": attr.string(
+            default = "3.6.0",
+            doc = "The triton version this toolchain provides (documentation and metadata).",
+        ),
+    },
+)
