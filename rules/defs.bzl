@@ -1,8 +1,15 @@
-"""Public API of rules_triton."""
+"""Public API of rules_triton.
 
+    load("@rules_triton//rules:defs.bzl", "triton_algo", "triton_kernel_library")
+"""
+
+load("//rules/private:algo.bzl", _triton_algo = "triton_algo")
+load("//rules/private:kernel_library.bzl", _triton_kernel_library = "triton_kernel_library")
 load("//rules/private:providers.bzl", _TritonKernelInfo = "TritonKernelInfo", _TritonToolchainInfo = "TritonToolchainInfo")
 load("//rules/private:toolchain.bzl", _triton_toolchain = "triton_toolchain")
 
+triton_algo = _triton_algo
+triton_kernel_library = _triton_kernel_library
+triton_toolchain = _triton_toolchain
 TritonKernelInfo = _TritonKernelInfo
 TritonToolchainInfo = _TritonToolchainInfo
-triton_toolchain = _triton_toolchain

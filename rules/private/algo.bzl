@@ -1,0 +1,41 @@
+"""`triton_algo`: one algo (constexpr values + launch meta-parameters) of a kernel library."""
+
+def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas = None, grid = None, launch_pdl = None, launch_cooperative_grid = None):
+    """Describes one algo of a `triton_kernel_library`, like `triton.Config` does for the JIT.
+
+    Clients pick an algo at run time by its index in `algos` (`NAME(stream, ..., algo_id)`).
+
+    Args:
+      constexprs: dict of `tl.constexpr` parameter name -> value (int, bool, float, or a dtype
+        string such as "tl.float16"). The names must appear as identifier entries in the
+        library's `signature`.
+      num_warps: warps per program (default: the library's `num_warps`).
+      num_stages: software pipelining stages (default: the library's `num_stages`).
+      num_ctas: CTAs per cluster (Hopper); > 1 launches through cuLaunchKernelEx.
+      grid: this algo's launch grid; default the library's `grid`. `{NAME}` is replaced by the
+        value of constexpr NAME, e.g. "cdiv(M, {BLOCK_M}), 1, 1".
+      launch_pdl: launch with programmatic dependent launch.
+      launch_cooperative_grid: launch as a cooperative grid.
+
+    Returns:
+      A string (JSON) for the `algos` attribute.
+    """
+    if type(constexprs) != "dict":
+        fail("triton_algo: constexprs must be a dict of name -> value, got {}".format(type(constexprs)))
+    values = {}
+    for key, value in constexprs.items():
+        if type(value) not in ("int", "bool", "float", "string"):
+            fail("triton_algo: constexprs[{}] must be an int, bool, float or dtype string, got {}".format(key, type(value)))
+        values[key] = value
+    algo = {"constexprs": values}
+    for key, value in [
+        ("num_warps", num_warps),
+        ("num_stages", num_stages),
+        ("num_ctas", num_ctas),
+        ("grid", grid),
+        ("launch_pdl", launch_pdl),
+        ("launch_cooperative_grid", launch_cooperative_grid),
+    ]:
+        if value != None:
+            algo[key] = value
+    return json.encode(algo)

@@ -1,0 +1,163 @@
+"""Analysis-time checks of triton_kernel_library attributes.
+
+Each returns a normalised value or fails with a message that names the attribute and the fix.
+The compile tool checks everything again against the kernel itself (names, types, constexprs);
+these checks catch what can be known without Python, before any action runs.
+"""
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
+_DIGITS = "0123456789"
+# Triton's scalar type names: an identifier entry of the signature that is not one of these is
+# the name of a constexpr parameter whose value each algo sets.
+_TYPE_NAMES = [
+    "i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64",
+    "fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "f32", "fp64",
+]
+_ALGO_KEYS = ["constexprs", "num_warps", "num_stages", "num_ctas", "grid", "launch_pdl", "launch_cooperative_grid"]
+
+def is_identifier(text):
+    if not text or text[0] not in _LETTERS:
+        return False
+    for ch in text.elems():
+        if ch not in _LETTERS and ch not in _DIGITS:
+            return False
+    return True
+
+def _err(label, attr, message):
+    fail("{}: attribute '{}': {}".format(label, attr, message))
+
+def check_c_name(label, attr, name):
+    if not is_identifier(name):
+        _err(label, attr, "'{}' is not a C identifier; set '{}' to a name made of letters, digits and '_' (not starting with a digit)".format(name, attr))
+    return name
+
+def signature_entries(label, signature):
+    """Splits the signature; returns (entries, names of constexprs that algos must set)."""
+    if not signature.strip():
+        _err(label, "signature", "is empty; give one entry per kernel parameter, e.g. \"*fp16:16, i32, BLOCK\"")
+    entries = [e.strip() for e in signature.split(",")]
+    algo_constexprs = []
+    for i, entry in enumerate(entries):
+        if not entry:
+            _err(label, "signature", "entry {} is empty (two commas in a row?)".format(i))
+        if is_identifier(entry) and entry not in ("True", "False") and entry not in _TYPE_NAMES:
+            if entry in algo_constexprs:
+                _err(label, "signature", "constexpr '{}' appears twice".format(entry))
+            algo_constexprs.append(entry)
+    return entries, algo_constexprs
+
+def check_targets(label, attr, targets):
+    if not targets:
+        _err(label, attr, "is empty; give at least one target such as \"cuda:90\"")
+    seen = {}
+    archs = []
+    for target in targets:
+        parts = target.split(":")
+        arch = parts[1] if len(parts) == 2 else ""
+        digits = arch[:-1] if arch.endswith("a") else arch
+        if len(parts) != 2 or parts[0] != "cuda" or not digits or not digits.isdigit():
+            _err(label, attr, "'{}' is not a target; write \"cuda:<sm>\", e.g. \"cuda:80\" or \"cuda:90\"".format(target))
+        if int(digits) < 75:
+            _err(label, attr, "'{}': Triton 3.6 supports sm_75 and newer".format(target))
+        if target in seen:
+            _err(label, attr, "'{}' is listed twice".format(target))
+        seen[target] = True
+        archs.append(arch)
+    return archs
+
+def check_specializations(label, specializations):
+    if not specializations:
+        _err(label, "specializations", "is empty; use [\"\"] for one generic variant")
+    seen = {}
+    result = []
+    for i, spec in enumerate(specializations):
+        tokens = sorted([t for t in spec.replace(",", " ").split(" ") if t])
+        for token in tokens:
+            parts = token.split(":")
+            if len(parts) != 2 or not is_identifier(parts[0]) or parts[1] not in ("1", "16"):
+                _err(label, "specializations", "entry {} ('{}'): '{}' is not a hint; write NAME:16 (divisible by 16 / 16-byte aligned) or NAME:1 (equal to one)".format(i, spec, token))
+        key = " ".join(tokens)
+        if key in seen:
+            _err(label, "specializations", "entries {} and {} give the same hints ('{}'); remove one".format(seen[key], i, key))
+        seen[key] = i
+        result.append(key)
+    return result
+
+def _constexpr_repr(label, index, name, value):
+    if type(value) == "bool":
+        return "True" if value else "False"
+    if type(value) == "int":
+        return str(value)
+    if type(value) == "float":
+        return repr(value)
+    if type(value) == "string" and value:
+        return value
+    _err(label, "algos", "algos[{}]: constexpr '{}' has value {} ({}); use an int, bool, float or dtype string".format(index, name, value, type(value)))
+    return None
+
+def _grid_for(label, index, template, constexprs):
+    grid = template
+    for name, value in constexprs.items():
+        grid = grid.replace("{" + name + "}", value)
+    if "{" in grid or "}" in grid:
+        _err(label, "algos", "algos[{}]: grid '{}' has a {{NAME}} placeholder that is not one of this algo's constexprs ({})".format(
+            index,
+            template,
+            ", ".join(constexprs.keys()) or "none",
+        ))
+    return grid
+
+def check_algos(label, algos, algo_constexprs, defaults):
+    """Decodes `algos` (triton_algo JSON) into dicts with every field filled in."""
+    if not algos:
+        if algo_constexprs:
+            _err(label, "algos", "is empty but the signature has constexpr names ({}); add triton_algo(constexprs = {{...}})".format(", ".join(algo_constexprs)))
+        algos = [json.encode({"constexprs": {}})]
+    result = []
+    seen = {}
+    for i, text in enumerate(algos):
+        algo = json.decode(text, default = None)
+        if type(algo) != "dict":
+            _err(label, "algos", "algos[{}] is not a triton_algo(...) value: {}".format(i, text))
+        for key in algo.keys():
+            if key not in _ALGO_KEYS:
+                _err(label, "algos", "algos[{}]: unknown key '{}' (known: {})".format(i, key, ", ".join(_ALGO_KEYS)))
+        constexprs = {}
+        given = algo.get("constexprs", {})
+        for name in algo_constexprs:
+            if name not in given:
+                _err(label, "algos", "algos[{}] does not set constexpr '{}', which the signature names; add it to constexprs".format(i, name))
+        for name, value in given.items():
+            if name not in algo_constexprs:
+                _err(label, "algos", "algos[{}] sets '{}', which is not a constexpr name in the signature ({}); write '{}' in the signature at its parameter's position".format(
+                    i,
+                    name,
+                    ", ".join(algo_constexprs) or "none",
+                    name,
+                ))
+            constexprs[name] = _constexpr_repr(label, i, name, value)
+        normalised = {
+            "constexprs": constexprs,
+            "num_warps": algo.get("num_warps", defaults["num_warps"]),
+            "num_stages": algo.get("num_stages", defaults["num_stages"]),
+            "num_ctas": algo.get("num_ctas", 1),
+            "launch_pdl": algo.get("launch_pdl", False),
+            "launch_cooperative_grid": algo.get("launch_cooperative_grid", False),
+        }
+        for key in ("num_warps", "num_stages", "num_ctas"):
+            value = normalised[key]
+            if type(value) != "int" or value < 1:
+                _err(label, "algos", "algos[{}]: {} must be a positive int, got {}".format(i, key, value))
+        warps = normalised["num_warps"]
+        if warps & (warps - 1) != 0:
+            _err(label, "algos", "algos[{}]: num_warps must be a power of two, got {}".format(i, warps))
+        grid_template = algo.get("grid", defaults["grid"])
+        if not grid_template:
+            _err(label, "grid", "no grid: set 'grid' on the library or on algos[{}]".format(i))
+        normalised["grid"] = _grid_for(label, i, grid_template, constexprs)
+        key = json.encode({k: normalised[k] for k in sorted(normalised.keys()) if k != "grid"})
+        if key in seen:
+            _err(label, "algos", "algos[{}] and algos[{}] are the same algo; remove one".format(seen[key], i))
+        seen[key] = i
+        result.append(normalised)
+    return result
