@@ -1,6 +1,5 @@
 """The `triton_toolchain` rule and the toolchain type."""
 
-load("@rules_cc//cc:defs.bzl", "CcInfo")
 load("@rules_python//python:defs.bzl", "PyInfo", "PyRuntimeInfo")
 load(":providers.bzl", "TritonToolchainInfo")
 
