@@ -1,7 +1,6 @@
 """Analysis tests of triton_kernel_library and triton_toolchain (bazel_skylib analysistest)."""
 
 load("@bazel_skylib//lib:unittest.bzl", "analysistest", "asserts")
-load("@rules_cc//cc:defs.bzl", "CcInfo")
 load("//rules:defs.bzl", "triton_algo", "triton_kernel_library")
 
 def _compile_actions(env):
