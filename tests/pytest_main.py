@@ -15,6 +15,11 @@ def main() -> int:
     if tmp:
         os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(tmp, "triton_cache"))
         args += ["--basetemp", os.path.join(tmp, "pytest")]
+    # Test modules import their siblings (harness.py, ...): put each test file's folder first.
+    for path in sys.argv[1:]:
+        folder = os.path.dirname(os.path.abspath(path))
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
     xml = os.environ.get("XML_OUTPUT_FILE")
     if xml:
         args += ["--junitxml", xml]

@@ -60,7 +60,10 @@ cc_library(
     includes = ["include"],
 )
 
-exports_files(["triton_version.txt"])
+exports_files([
+    "include/cuda.h",
+    "triton_version.txt",
+])
 """
 
 def _triton_python_repository_impl(rctx):

@@ -1,0 +1,1 @@
+"""A package of kernels that uses relative imports (needs --import_path=pkg_root)."""

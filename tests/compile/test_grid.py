@@ -1,0 +1,232 @@
+"""--grid: whitelist validation, canonical source and the emitted C."""
+
+import random
+import shutil
+import subprocess
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from triton_aot.errors import UserError
+from triton_aot.grid import MAX_DEPTH, parse_grid
+from triton_aot.signature import ParamInfo, bind, parse_constexprs, parse_signature
+
+PARAMS = [("x_ptr", "*fp16"), ("alpha", "fp32"), ("flag", "i1"), ("M", "i32"), ("N", "i64"),
+          ("K", "u32"), ("ONE", "i32:1"), ("BLOCK", "128"), ("ACT", "ACT")]
+SIG = bind(parse_signature(", ".join(t for _, t in PARAMS)),
+           [ParamInfo(n, n in ("BLOCK", "ACT")) for n, _ in PARAMS], {},
+           parse_constexprs("ACT='relu'"), "k")
+
+
+def grid(text):
+    return parse_grid(text, SIG)
+
+
+# ----------------------------------------------------------------------------- accepted
+
+
+@pytest.mark.parametrize("text,source", [
+    ("cdiv(M, 128), 1, 1", ("cdiv(M, 128)", "1", "1")),
+    ("(M + 63) / 64, N, 1", ("(M + 63) / 64", "N", "1")),
+    ("cdiv(M,128)", ("cdiv(M, 128)", "1", "1")),
+    ("M, N", ("M", "N", "1")),
+    ("  M*N%7 , (K) , ((1))", ("M * N % 7", "K", "1")),
+    ("M - (N - K)", ("M - (N - K)", "1", "1")),
+    ("M - N - K", ("M - N - K", "1", "1")),
+    ("M * (N + 1)", ("M * (N + 1)", "1", "1")),
+    ("-(-M)", ("-(-M)", "1", "1")),
+    ("+M", ("M", "1", "1")),
+    ("cdiv(cdiv(M, 2), cdiv(N, 4))", ("cdiv(cdiv(M, 2), cdiv(N, 4))", "1", "1")),
+    ("ONE * M", ("ONE * M", "1", "1")),
+    ("0", ("0", "1", "1")),
+])
+def test_accepted(text, source):
+    assert grid(text).source == source
+
+
+def test_canonical_source_is_a_fixed_point():
+    g = grid("((M+63)/64)*2, cdiv( N ,  K ) % 3, -(M - -N)")
+    assert grid(", ".join(g.source)).source == g.source
+
+
+def test_emitted_c():
+    g = grid("cdiv(M, 128), (M + 63) / 64, ONE")
+    assert g.c == (
+        "((int64_t)128 == 0 ? (int64_t)-1 : ((int64_t)M + (int64_t)128 - 1) / (int64_t)128)",
+        "((int64_t)64 == 0 ? (int64_t)-1 : ((int64_t)M + (int64_t)63) / (int64_t)64)",
+        "(int64_t)1",  # `:1` arguments are the literal 1: they are not launcher parameters
+    )
+
+
+def test_padding_to_three():
+    assert grid("M").c == ("(int64_t)M", "(int64_t)1", "(int64_t)1")
+    assert len(grid("M, N").c) == 3
+
+
+# ----------------------------------------------------------------------------- rejected
+
+
+@pytest.mark.parametrize("text,culprit", [
+    ("Q", "unknown name 'Q' (the kernel's integer arguments are M, N, K, ONE)"),
+    ("cdiv(M, BLOCK)", "'BLOCK' is a tl.constexpr (= 128); write its value 128 instead"),
+    ("ACT", "'ACT' is a tl.constexpr"),
+    ("alpha", "'alpha' is a floating-point argument (fp32)"),
+    ("x_ptr", "'x_ptr' is a pointer argument (*fp16)"),
+    ("flag", "'flag' is a boolean argument (i1)"),
+    ("max(M, 1)", "function 'max' is not allowed"),
+    ("triton.cdiv(M, 2)", "character '.' is not allowed"),
+    ("M; exit(0)", "character ';' is not allowed"),
+    ("'M'", "character \"'\" is not allowed"),
+    ('"M"', "character '\"' is not allowed"),
+    ("{M}", "character '{' is not allowed"),
+    ("M[0]", "character '[' is not allowed"),
+    ("M // 2", "'//' is not allowed; use /"),
+    ("M /* x */", "expected a number"),
+    ("M ** 2", "expected a number"),
+    ("M << 2", "character '<' is not allowed"),
+    ("M ? 1 : 2", "character '?' is not allowed"),
+    ("M == 1", "character '=' is not allowed"),
+    ("1.5", "character '.' is not allowed"),
+    ("0x10", "unexpected token"),
+    ("010", "leading zeros"),
+    ("9223372036854775808", "does not fit in int64_t"),
+    ("cdiv(M)", "expected ','"),
+    ("cdiv(M, 1, 2)", "expected ')'"),
+    ("(M", "expected ')'"),
+    ("M)", "unexpected token"),
+    ("M,,1", "expected a number"),
+    ("M, 1,", "expected a number"),
+    ("1, 1, 1, 1", "has 4 entries"),
+    ("", "--grid is empty"),
+    ("   ", "--grid is empty"),
+    ("M N", "unexpected token"),
+    ("#define", "character '#' is not allowed"),
+    ("M\\\n", "character '\\\\' is not allowed"),
+])
+def test_rejected(text, culprit):
+    with pytest.raises(UserError) as info:
+        grid(text)
+    message = str(info.value)
+    assert culprit in message, message
+    assert message.startswith("--grid")
+
+
+def test_nesting_limit():
+    grid("(" * MAX_DEPTH + "M" + ")" * MAX_DEPTH)
+    with pytest.raises(UserError, match="nested deeper"):
+        grid("(" * (MAX_DEPTH + 1) + "M" + ")" * (MAX_DEPTH + 1))
+    with pytest.raises(UserError, match="nested deeper"):
+        grid("-" * 1000 + "M")
+
+
+def test_no_integer_arguments():
+    sig = bind(parse_signature("*fp32"), [ParamInfo("p", False)], {}, {}, "k")
+    with pytest.raises(UserError, match="the kernel has no integer arguments"):
+        parse_grid("n", sig)
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.text(alphabet="MNK0123 +-*/%(),cdiv;x.", max_size=30))
+def test_parser_only_raises_user_errors(text):
+    try:
+        g = grid(text)
+    except UserError:
+        return
+    assert len(g.c) == 3 and len(g.source) == 3
+
+
+# ----------------------------------------------------------------------------- C semantics
+
+
+def _tdiv(a, b):
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _ref(node, env):
+    """Reference semantics: int64 C arithmetic; a zero divisor gives -1."""
+    value = _ref1(node, env)
+    if not -2**62 < value < 2**62:
+        raise OverflowError  # C would overflow: not a usable test case
+    return value
+
+
+def _ref1(node, env):
+    kind = node[0]
+    if kind == "num":
+        return node[1]
+    if kind == "arg":
+        return env[node[1]]
+    if kind == "neg":
+        return -_ref(node[1], env)
+    a, b = _ref(node[1], env), _ref(node[2], env)
+    if kind == "+":
+        return a + b
+    if kind == "-":
+        return a - b
+    if kind == "*":
+        return a * b
+    if b == 0:
+        return -1
+    if kind == "/":
+        return _tdiv(a, b)
+    if kind == "%":
+        return a - b * _tdiv(a, b)
+    return _tdiv(a + b - 1, b)  # cdiv
+
+
+def _text(node):
+    kind = node[0]
+    if kind == "num":
+        return str(node[1])
+    if kind == "arg":
+        return node[1]
+    if kind == "neg":
+        return f"-({_text(node[1])})"
+    if kind == "cdiv":
+        return f"cdiv({_text(node[1])}, {_text(node[2])})"
+    return f"({_text(node[1])} {kind} {_text(node[2])})"
+
+
+def _random_tree(rng, depth):
+    if depth == 0 or rng.random() < 0.3:
+        if rng.random() < 0.5:
+            return ("num", rng.choice([0, 1, 2, 3, 7, 64, 100]))
+        return ("arg", rng.choice(["M", "N", "K", "ONE"]))
+    if rng.random() < 0.1:
+        return ("neg", _random_tree(rng, depth - 1))
+    op = rng.choice(["+", "-", "*", "/", "%", "cdiv"])
+    return (op, _random_tree(rng, depth - 1), _random_tree(rng, depth - 1))
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+def test_emitted_c_matches_reference_semantics(tmp_path):
+    rng = random.Random(20240611)
+    envs = [{"M": m, "N": n, "K": k, "ONE": 1}
+            for m, n, k in [(0, 0, 0), (1000, -7, 3), (-1000, 64, 0), (129, 5, 4000000000)]]
+    cases = []
+    while len(cases) < 400:
+        tree = _random_tree(rng, 3)
+        try:
+            cases.append((tree, [_ref(tree, env) for env in envs]))
+        except OverflowError:
+            pass
+    body = []
+    for i, (tree, _) in enumerate(cases):
+        c = grid(_text(tree)).c[0]
+        body.append(f'  printf("%lld\\n", (long long)({c}));')
+    program = ("#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+               "int main(int argc, char **argv) {\n"
+               "  int32_t M = atoi(argv[1]); int64_t N = atoll(argv[2]);\n"
+               "  uint32_t K = (uint32_t)strtoul(argv[3], 0, 10);\n"
+               + "\n".join(body) + "\n  return 0;\n}\n")
+    (tmp_path / "g.c").write_text(program)
+    exe = tmp_path / "g"
+    subprocess.run(["cc", "-std=c11", "-O1", "-Wall", "-Werror", "-fsanitize=undefined",
+                    "-fno-sanitize-recover=all", "-o", str(exe), str(tmp_path / "g.c")],
+                   check=True)
+    for j, env in enumerate(envs):
+        out = subprocess.run([str(exe), str(env["M"]), str(env["N"]), str(env["K"])],
+                             check=True, capture_output=True, text=True).stdout.split()
+        assert [int(x) for x in out] == [values[j] for _, values in cases]

@@ -1,0 +1,63 @@
+"""Fabricated variant sets used by the tests (what triton_aot.compile would emit)."""
+
+from __future__ import annotations
+
+from harness import arg, constexpr, variant
+
+
+def add_args(block: int, *, x=None, y=None, out=None, n=None, stride=None) -> list[dict]:
+    return [arg("x_ptr", "*fp32", x), arg("y_ptr", "*fp32", y), arg("out_ptr", "*fp32", out),
+            arg("n", "i32", n), arg("stride", "i32", stride), constexpr("BLOCK", block)]
+
+
+# specialisation name -> hints
+ADD_SPECS = {
+    "d16s1": dict(x=16, y=16, out=16, n=16, stride=1),
+    "d16": dict(x=16, y=16, out=16, n=16),
+    "gen": {},
+}
+# algo -> (BLOCK, num_warps, num_stages, specs).  Algo 1 has no generic variant, so misaligned
+# calls of algo 1 match nothing.
+ADD_ALGOS = {0: (128, 4, 3, ["d16s1", "d16", "gen"]), 1: (64, 2, 2, ["d16"])}
+
+
+def add_variants(archs=(80, 90), ptx_archs=(80,), with_index=True) -> list[dict]:
+    metas = []
+    for algo, (block, nw, ns, specs) in ADD_ALGOS.items():
+        for spec in specs:
+            for arch in archs:
+                grid = f"((int64_t)(n) + {block - 1}) / {block}"
+                metas.append(variant(
+                    f"add_a{algo}_{spec}_sm{arch}", add_args(block, **ADD_SPECS[spec]),
+                    kernel_name="add_kernel", arch=arch, algo_index=algo if with_index else None,
+                    num_warps=nw, num_stages=ns, grid_c=(grid, "1", "1"),
+                    ptx_embedded=arch in ptx_archs))
+    return metas
+
+
+def feature_variants() -> list[dict]:
+    """One algo per launch feature, distinguished by the MODE constexpr (sm_90 only)."""
+    args = lambda mode: [arg("out_ptr", "*fp32"), arg("n", "i32"), constexpr("MODE", mode)]
+    grid = ("(int64_t)(n)", "2", "1")
+    common = dict(kernel_name="feat_kernel", arch=90, grid_c=grid)
+    return [
+        variant("feat_plain", args(0), algo_index=0, **common),
+        variant("feat_cluster", args(1), algo_index=1, num_ctas=2, **common),
+        variant("feat_coop", args(2), algo_index=2, cooperative=True, **common),
+        variant("feat_pdl", args(3), algo_index=3, pdl=True, **common),
+        variant("feat_scratch", args(4), algo_index=4, global_scratch=(96, 512),
+                profile_scratch=(32, 128), **common),
+        variant("feat_smem100k", args(5), algo_index=5, shared=100 * 1024, **common),
+        variant("feat_smem200k", args(6), algo_index=6, shared=200 * 1024, **common),
+        variant("feat_cluster16", args(7), algo_index=7, num_ctas=16, **common),
+        variant("feat_smem48k", args(8), algo_index=8, shared=48 * 1024, **common),
+    ]
+
+
+SCALAR_TYPES = ["i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp16", "bf16",
+                "fp32", "fp64"]
+
+
+def types_variants() -> list[dict]:
+    args = [arg("p", "*fp32")] + [arg(f"a_{t}", t) for t in SCALAR_TYPES]
+    return [variant("types_sm90", args, kernel_name="types_kernel", arch=90)]

@@ -1,0 +1,200 @@
+"""triton_aot.codegen: template engine, C escaping, variant rendering and its validation."""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+import subprocess
+
+import pytest
+
+import harness
+from harness import arg, constexpr, variant
+from triton_aot import codegen
+
+
+# ---- template engine ------------------------------------------------------------------------
+
+def test_template_substitution_and_sections():
+    text = "a=${a} $$x ${#items}[${name}:${a}]${#sub}<${v}>${/sub}${/items}!"
+    out = codegen.render_template(text, {"a": 1, "items": [
+        {"name": "p", "sub": [{"v": "1"}, {"v": "2"}]}, {"name": "q", "a": 9, "sub": []}]})
+    assert out == "a=1 $x [p:1]<1><2>[q:9]!"
+
+
+@pytest.mark.parametrize("text,err", [
+    ("${missing}", "no value for ${missing}"),
+    ("${#s}x", "unclosed section"),
+    ("${#s}x${/t}", "closes"),
+    ("${ bad }", "malformed"),
+])
+def test_template_errors(text, err):
+    with pytest.raises(codegen.CodegenError, match=re.escape(err)):
+        codegen.render_template(text, {"s": []})
+
+
+def test_template_values_are_not_reinterpreted():
+    # A value containing placeholder syntax is inserted verbatim, never rendered again.
+    assert codegen.render_template("${a}", {"a": "${b}"}) == "${b}"
+
+
+def test_template_dir_override(tmp_path, monkeypatch):
+    for f in codegen.template_dir().iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    h = tmp_path / "variant.h.tmpl"
+    h.write_text("/* OVERRIDDEN */\n" + h.read_text())
+    monkeypatch.setenv(codegen.TEMPLATE_DIR_ENV, str(tmp_path))
+    meta = variant("v_sm90", [arg("x", "*fp32")])
+    _, h_text = codegen.render_variant(meta, b"\x7fELF", None)
+    assert h_text.startswith("/* OVERRIDDEN */")
+    monkeypatch.delenv(codegen.TEMPLATE_DIR_ENV)
+    _, h_text = codegen.render_variant(meta, b"\x7fELF", None, template_dir=tmp_path)
+    assert h_text.startswith("/* OVERRIDDEN */")
+
+
+# ---- C string literals ----------------------------------------------------------------------
+
+ROUNDTRIP_C = r"""
+#include <stdio.h>
+#include "data.inc"
+int main(void) {
+  fwrite(data, 1, sizeof data - 1, stdout);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("cplusplus", [False, True], ids=["c", "cxx"])
+def test_string_literal_roundtrip(tmp_path, cplusplus):
+    rng = random.Random(1)
+    data = (bytes(range(256)) + b"??=??/??'\"\\\x00" + b"1" + b"\\0012" + b"\x001\x7f8?" +
+            bytes(rng.getrandbits(8) for _ in range(10000)))
+    (tmp_path / "data.inc").write_text(
+        f"static const char data[{len(data) + 1}] =\n{codegen.c_string_literal(data)};\n")
+    (tmp_path / "main.c").write_text(ROUNDTRIP_C)
+    compiler = harness.cxx() if cplusplus else harness.cc()
+    flags = harness.CXX_FLAGS if cplusplus else harness.C_FLAGS
+    exe = tmp_path / "rt"
+    harness.run([compiler, *flags, "-Wno-overlength-strings", "-trigraphs", tmp_path / "main.c",
+                 "-o", exe])
+    assert subprocess.run([str(exe)], capture_output=True, check=True).stdout == data
+
+
+def test_string_literal_lines_are_bounded():
+    lit = codegen.c_string_literal(bytes(range(256)) * 10)
+    assert max(len(line) for line in lit.splitlines()) <= 4 + 2 + 4 * codegen.BYTES_PER_LINE
+    assert codegen.c_string_literal(b"") == '    ""'
+
+
+# ---- variants -------------------------------------------------------------------------------
+
+def _meta(**kw):
+    args = kw.pop("args", None) or [arg("x_ptr", "*fp16", 16), arg("n", "i32", 16),
+                                    arg("s", "i32", 1), arg("alpha", "fp32"),
+                                    constexpr("BLOCK", 128)]
+    return variant("mk_a0_sm90", args, kernel_name="mk", **kw)
+
+
+def test_render_variant_is_deterministic():
+    meta = _meta(grid_c=("((int64_t)(n) + 127) / 128", "1", "1"))
+    first = codegen.render_variant(meta, b"\x7fELF" + bytes(range(256)) * 50, "// ptx")
+    again = codegen.render_variant(dict(meta), b"\x7fELF" + bytes(range(256)) * 50, "// ptx")
+    assert first == again
+
+
+def test_variant_header_prototypes():
+    c_text, h_text = codegen.render_variant(_meta(), b"\x7fELF", None)
+    # :1 arguments are dropped from the variant launcher; fp32 is a float, never a double
+    assert ("CUresult mk_a0_sm90(CUstream stream, CUdeviceptr x_ptr, int32_t n, float alpha);"
+            in h_text)
+    assert "double" not in h_text
+    assert '__attribute__((visibility("hidden"))) CUresult load_mk_a0_sm90(void);' in h_text
+    assert 'extern "C"' in h_text and "#ifndef RULES_TRITON_VARIANT_MK_A0_SM90_H_" in h_text
+    assert "void *trt_params[5] = {&x_ptr, &n, &alpha, NULL, NULL};" in c_text
+    for bad in ("exit(", "abort(", "printf(", "assert("):
+        assert bad not in c_text
+
+
+def test_variant_export_symbols():
+    _, h_text = codegen.render_variant(_meta() | {"export_symbols": True}, b"\x7fELF", None)
+    assert "visibility" not in h_text
+
+
+def test_variant_no_absolute_paths():
+    meta = _meta() | {"kernel_file": "/home/someone/src/kernels/mk.py"}
+    c_text, h_text = codegen.render_variant(meta, b"\x7fELF", None)
+    assert "/home/someone" not in c_text + h_text and "mk.py" in h_text
+
+
+def test_variant_with_argument_named_stream_compiles(tmp_path):
+    meta = variant("st_sm90", [arg("stream", "i64"), arg("p", "*fp32")], kernel_name="st",
+                   grid_c=("(int64_t)(stream)", "1", "1"))
+    c_text, h_text = codegen.render_variant(meta, b"\x7fELF", None)
+    assert "CUresult st_sm90(CUstream trt_stream, int64_t stream, CUdeviceptr p);" in h_text
+    (tmp_path / "st.c").write_text(c_text)
+    harness.run([harness.cc(), *harness.C_FLAGS, f"-I{harness.cuda_include()}", "-c",
+                 tmp_path / "st.c", "-o", tmp_path / "st.o"])
+
+
+@pytest.mark.parametrize("change,err", [
+    (dict(args=[{"name": "x", "type": "fp32", "hint": 16, "constexpr": False,
+                 "ctype": "float"}]),
+     "hint 16 is not valid for type fp32"),
+    (dict(args=[{"name": "p", "type": "*fp32", "hint": 1, "constexpr": False,
+                 "ctype": "CUdeviceptr"}]), "hint 1 is not valid"),
+    (dict(args=[{"name": "x", "type": "fp32", "hint": None, "constexpr": False,
+                 "ctype": "double"}]), "does not match the ABI type 'float'"),
+    (dict(args=[arg("default", "i32")]), "reserved C/C++ name"),
+    (dict(args=[arg("trt_x", "i32")]), "trt_ prefix is reserved"),
+    (dict(args=[arg("a b", "i32")]), "not a valid C identifier"),
+    (dict(args=[{"name": "x", "type": "bf8", "hint": None, "constexpr": False}]),
+     "unsupported type"),
+    (dict(grid_c=("1; system(\"x\")", "1", "1")), "not a plain C expression"),
+    (dict(grid_c=("1 /* */", "1", "1")), "not a plain C expression"),
+    (dict(grid_c=("n = 0", "1", "1")), "not a plain C expression"),
+    (dict(grid_c=("n++", "1", "1")), "not a plain C expression"),
+    (dict(grid_c=("n += 1", "1", "1")), "not a plain C expression"),
+    (dict(grid_c=("1", "1")), "3 C expressions"),
+    (dict(args=[arg("CUDA_SUCCESS", "i32")]), "belong to cuda.h"),
+    (dict(symbol="9bad"), "symbol '9bad' is not a valid C identifier"),
+    (dict(format="other"), "metadata format"),
+    (dict(ptx_embedded=True), "no PTX text"),
+    (dict(num_warps=0), "num_warps"),
+    (dict(target={"backend": "hip", "arch": 90, "warp_size": 64}), "cuda only"),
+])
+def test_variant_validation(change, err):
+    meta = _meta()
+    args = change.pop("args", None)
+    if args is not None:
+        meta["args"] = args
+    meta.update(change)
+    with pytest.raises(codegen.CodegenError, match=re.escape(err)):
+        codegen.render_variant(meta, b"\x7fELF", None)
+
+
+def test_constexpr_names_are_not_c_identifiers():
+    # constexprs never become C names (only comments and info strings), so any name is fine
+    meta = _meta(args=[arg("x", "*fp32"), constexpr("default", 1)])
+    meta["constexprs"] = {"default": "1 */ evil"}
+    c_text, h_text = codegen.render_variant(meta, b"\x7fELF", None)
+    assert "1 * / evil" in h_text and "*/ evil" not in h_text
+
+
+HEADERS_C = """
+#include "%s"
+%s
+int main(void) { return 0; }
+"""
+
+
+@pytest.mark.parametrize("cplusplus", [False, True], ids=["c", "cxx"])
+def test_headers_compile_standalone(add_lib, tmp_path, cplusplus):
+    """Every generated header compiles on its own (and together) in C and C++."""
+    headers = sorted(p.name for p in add_lib.dir.glob("*.h"))
+    src = tmp_path / "h.c"
+    src.write_text(HEADERS_C % (headers[0], "\n".join(f'#include "{h}"' for h in headers * 2)))
+    compiler = harness.cxx() if cplusplus else harness.cc()
+    flags = harness.CXX_FLAGS if cplusplus else harness.C_FLAGS
+    harness.run([compiler, *flags, f"-I{harness.cuda_include()}", f"-I{add_lib.dir}", "-c",
+                 src, "-o", tmp_path / "h.o"])

@@ -1,0 +1,81 @@
+"""C ABI of kernel arguments: Triton type -> C parameter type (docs/design.md, "C ABI").
+
+Deliberate differences from upstream triton/tools/compile.py:
+- fp32 is `float` (upstream declares `double` and then passes 8 bytes to a 4-byte parameter);
+- fp16/bf16 are `uint16_t` raw bits (C has no portable half type);
+- i1 is `bool` in the C prototype but is passed to the kernel as one byte (`int8_t`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from triton_aot.errors import UserError
+
+
+@dataclass(frozen=True)
+class CType:
+    """How one Triton scalar/pointer type crosses the C boundary."""
+
+    ctype: str  # type in the generated C prototype
+    size: int  # sizeof(ctype) on the supported (LP64) hosts
+    kernel_ctype: str  # type of the value whose address goes into the cuLaunchKernel params
+
+
+POINTER = CType("CUdeviceptr", 8, "CUdeviceptr")
+
+# Keys are the canonical scalar type names of triton_aot.signature.
+SCALARS: dict[str, CType] = {
+    "i1": CType("bool", 1, "int8_t"),
+    "i8": CType("int8_t", 1, "int8_t"),
+    "i16": CType("int16_t", 2, "int16_t"),
+    "i32": CType("int32_t", 4, "int32_t"),
+    "i64": CType("int64_t", 8, "int64_t"),
+    "u1": CType("uint8_t", 1, "uint8_t"),
+    "u8": CType("uint8_t", 1, "uint8_t"),
+    "u16": CType("uint16_t", 2, "uint16_t"),
+    "u32": CType("uint32_t", 4, "uint32_t"),
+    "u64": CType("uint64_t", 8, "uint64_t"),
+    "fp16": CType("uint16_t", 2, "uint16_t"),
+    "bf16": CType("uint16_t", 2, "uint16_t"),
+    "fp32": CType("float", 4, "float"),
+    "fp64": CType("double", 8, "double"),
+}
+
+
+def c_type(triton_type: str) -> CType:
+    """C ABI of a canonical Triton type (`*fp16`, `i32`, ...)."""
+    if triton_type.startswith("*"):
+        return POINTER
+    try:
+        return SCALARS[triton_type]
+    except KeyError:
+        raise UserError(f"type {triton_type!r} has no C ABI; use one of: "
+                        f"{', '.join(SCALARS)} or a pointer *T") from None
+
+
+# Kernel parameter names become C parameter names verbatim, so names that C or C++ reserve,
+# or that the generated C needs itself (its types, cuda.h, the trt_ prefix), cannot be used.
+# (`stream` and `algo_id` are fine: codegen renames its own parameters then.)
+C_RESERVED = frozenset("""
+    auto bool break case char const continue default do double else enum extern false float for
+    goto if inline int long register restrict return short signed sizeof static struct switch
+    true typedef union unsigned void volatile while alignas alignof asm catch char8_t char16_t
+    char32_t class concept consteval constexpr constinit const_cast co_await co_return co_yield
+    decltype delete dynamic_cast explicit export friend mutable namespace new noexcept nullptr
+    operator private protected public reinterpret_cast requires static_assert static_cast
+    template this thread_local throw try typeid typename using virtual wchar_t
+    and and_eq bitand bitor compl not not_eq or or_eq xor xor_eq
+    NULL int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t size_t
+    CUdeviceptr CUstream CUresult CUcontext CUmodule CUfunction
+""".split())
+C_RESERVED_PREFIXES = ("trt_", "CU_", "CUDA_")
+
+
+def check_c_parameter_name(name: str) -> None:
+    """Rejects kernel parameter names that cannot be C parameter names."""
+    if name in C_RESERVED or name.startswith(("__",) + C_RESERVED_PREFIXES) or (
+            len(name) > 1 and name[0] == "_" and name[1].isupper()):
+        raise UserError(f"kernel parameter {name!r} cannot be used as a C parameter name "
+                        "(C/C++ keyword or reserved name, or a name the launcher uses itself); "
+                        "rename the parameter in the kernel")

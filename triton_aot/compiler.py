@@ -1,0 +1,320 @@
+"""Runs triton.compile for one specialisation, hermetically and without a GPU.
+
+Hermeticity/determinism:
+- Triton reads many environment variables (TRITON_*, MLIR_*, LLVM_*, PTXAS_OPTIONS, ...) that
+  change the generated code or write dumps; they are removed for the duration of a compile.
+- Its cache, home, dump and override directories, HOME and the temp dir all point into a
+  fresh private directory that is deleted afterwards: nothing is read from or written to the
+  user's ~/.triton, and no cache hit can hide a change.
+- TRITON_DISABLE_LINE_INFO=1: no debug locations, so no absolute source paths in any output
+  (outputs are byte-identical across checkout paths and cache directories).
+- Options that Triton would otherwise take from the environment are passed explicitly.
+Never touches triton.runtime.driver: the target is explicit (GPUTarget), not queried.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from triton_aot.errors import UserError, flag_error
+from triton_aot.kernel_loader import LoadedKernel
+from triton_aot.signature import BoundSignature, ConstValue
+
+# --------------------------------------------------------------------------- target/options
+
+
+@dataclass(frozen=True)
+class Target:
+    backend: str
+    arch: int
+    warp_size: int
+
+    def __str__(self) -> str:
+        return f"{self.backend}:{self.arch}"
+
+
+# SMs (>= 7.0) accepted by the ptxas/ptxas-blackwell shipped in the triton 3.6 wheel.
+SUPPORTED_ARCHS = frozenset((70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 120, 121))
+
+_TARGET = re.compile(r"cuda:([0-9]{2,3})(?::(32))?\Z")
+
+
+def parse_target(text: str) -> Target:
+    """`cuda:80`, `cuda:90` (upstream's `cuda:90:32` also accepted)."""
+    text = (text or "").strip()
+    if re.fullmatch(r"cuda:[0-9]{2,3}a(:32)?", text):
+        plain = re.sub(r"([0-9])a", r"\1", text)
+        raise flag_error("target", f"{text!r}: Triton always compiles arch 90 and newer for the "
+                         "arch-specific 'a' variant (sm_90a) by itself", f"write {plain}")
+    match = _TARGET.match(text)
+    if not match:
+        raise flag_error("target", f"{text!r} is not a CUDA target",
+                         "write cuda:SM, e.g. cuda:80 or cuda:90")
+    arch = int(match.group(1))
+    if arch < 70:
+        raise flag_error("target", f"{text!r}: Triton supports compute capability 7.0 and newer",
+                         "use e.g. cuda:80")
+    if arch not in SUPPORTED_ARCHS:
+        raise flag_error("target", f"{text!r}: the ptxas of the triton wheel cannot compile for "
+                         f"sm_{arch}", "use one of " +
+                         ", ".join(f"cuda:{a}" for a in sorted(SUPPORTED_ARCHS)))
+    return Target("cuda", arch, 32)
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    num_warps: int
+    num_stages: int
+    num_ctas: int = 1
+    launch_cooperative_grid: bool = False
+    launch_pdl: bool = False
+
+
+def check_options(opts: CompileOptions, target: Target) -> None:
+    """Checks what triton would assert on, with messages that name the flag."""
+    if opts.num_warps not in (1, 2, 4, 8, 16, 32):
+        raise flag_error("num_warps", f"{opts.num_warps} is not a power of two from 1 to 32",
+                         "use e.g. 4 or 8")
+    if opts.num_stages < 1:
+        raise flag_error("num_stages", f"{opts.num_stages} is less than 1", "use e.g. 3")
+    if opts.num_ctas not in (1, 2, 4, 8, 16):
+        raise flag_error("num_ctas", f"{opts.num_ctas} is not 1, 2, 4, 8 or 16")
+    if opts.num_ctas > 1 and target.arch < 90:
+        raise flag_error("num_ctas", f"num_ctas={opts.num_ctas} needs sm_90 or newer but "
+                         f"--target is {target}", "use --num_ctas=1 or a cuda:90+ target")
+    if opts.launch_pdl and target.arch < 90:
+        raise flag_error("launch_pdl", f"programmatic dependent launch needs sm_90 or newer but "
+                         f"--target is {target}", "drop --launch_pdl or use a cuda:90+ target")
+
+
+# --------------------------------------------------------------------------- environment
+
+_ENV_PREFIXES = ("TRITON_", "MLIR_", "LLVM_", "NVPTX_", "AMDGCN_", "PROTON_")
+_ENV_NAMES = ("PTXAS_OPTIONS", "DISABLE_PTXAS_OPT", "DISABLE_LLVM_OPT", "DISABLE_MMA_V3",
+              "DISABLE_MMA_V5", "USE_IR_LOC", "ALLOW_LHS_TMEM_LAYOUT_CONVERSION")
+
+
+@contextlib.contextmanager
+def hermetic_env() -> Iterator[Path]:
+    """A private scratch dir for one compile; process environment restored afterwards."""
+    scratch = Path(tempfile.mkdtemp(prefix="triton_aot_"))
+    saved_env = dict(os.environ)
+    saved_tempdir = tempfile.tempdir
+    try:
+        for key in list(os.environ):
+            if key.startswith(_ENV_PREFIXES) or key in _ENV_NAMES:
+                del os.environ[key]
+        dirs = {name: scratch / name for name in ("cache", "home", "dump", "override", "tmp")}
+        for d in dirs.values():
+            d.mkdir()
+        os.environ.update({
+            "TRITON_CACHE_DIR": str(dirs["cache"]),
+            "TRITON_HOME": str(dirs["home"]),
+            "TRITON_DUMP_DIR": str(dirs["dump"]),
+            "TRITON_OVERRIDE_DIR": str(dirs["override"]),
+            "TRITON_DISABLE_LINE_INFO": "1",
+            "HOME": str(dirs["home"]),
+            "XDG_CACHE_HOME": str(dirs["home"] / ".cache"),
+            "TMPDIR": str(dirs["tmp"]),
+        })
+        # ptxas/cuobjdump inputs go through tempfile, which caches the temp dir
+        tempfile.tempdir = str(dirs["tmp"])
+        yield scratch
+    finally:
+        tempfile.tempdir = saved_tempdir
+        os.environ.clear()
+        os.environ.update(saved_env)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- compile
+
+
+@dataclass(frozen=True)
+class CompiledVariant:
+    entry_name: str  # cubin entry point
+    cubin: bytes
+    ptx: str
+    ttir: str | None  # None for Gluon kernels
+    ttgir: str
+    llir: str
+    sass: str | None  # only when asked for (runs cuobjdump from the triton wheel)
+    num_warps: int  # as compiled (warp specialisation may change the requested value)
+    num_ctas: int
+    shared: int
+    global_scratch_size: int
+    global_scratch_align: int
+    profile_scratch_size: int
+    profile_scratch_align: int
+    triton_version: str
+
+
+def _python_value(value: ConstValue) -> Any:
+    if value.kind == "dtype":
+        import triton.language as tl
+        dtype = getattr(tl, value.value[3:], None)
+        if not isinstance(dtype, tl.dtype):
+            raise UserError(f"{value.repr} is not a dtype of this triton version")
+        return dtype
+    return value.value
+
+
+def triton_inputs(sig: BoundSignature) -> tuple[dict, dict, dict]:
+    """(signature, constexprs, attrs) for triton.compiler.ASTSource."""
+    signature, constexprs, attrs = {}, {}, {}
+    for a in sig.args:
+        if a.is_constexpr:
+            signature[a.name] = "constexpr"
+            constexprs[a.name] = _python_value(a.value)
+        elif a.is_one:
+            # as upstream and the JIT do: a value-1 integer becomes a constant of the kernel
+            signature[a.name] = "constexpr"
+            constexprs[a.name] = 1
+        else:
+            signature[a.name] = a.type
+            if a.hint == 16:
+                attrs[(a.index, )] = [["tt.divisibility", 16]]
+    return signature, constexprs, attrs
+
+
+def compile_kernel(kernel: LoadedKernel, sig: BoundSignature, target: Target,
+                   opts: CompileOptions, want_sass: bool = False) -> CompiledVariant:
+    """Must run inside hermetic_env() (and inside load_kernel())."""
+    import triton
+    from triton import knobs
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import ASTSource, make_backend
+
+    gpu_target = GPUTarget(target.backend, target.arch, target.warp_size)
+    signature, constexprs, attrs = triton_inputs(sig)
+    source_cls = ASTSource
+    if getattr(kernel.fn, "is_gluon", lambda: False)():
+        from triton.experimental.gluon._runtime import GluonASTSource
+        source_cls = GluonASTSource  # @gluon.jit kernels start at TTGIR (no TTIR stage)
+    src = source_cls(kernel.fn, signature, constexprs, attrs)
+    backend = make_backend(gpu_target)
+    try:
+        options = backend.parse_options({
+            "num_warps": opts.num_warps,
+            "num_stages": opts.num_stages,
+            "num_ctas": opts.num_ctas,
+            "launch_cooperative_grid": opts.launch_cooperative_grid,
+            "launch_pdl": opts.launch_pdl,
+            # defaults that triton would otherwise take from the environment at import time
+            "debug": False,
+            "enable_fp_fusion": True,
+            "ptx_options": "",
+            "instrumentation_mode": "",
+        })
+    except (AssertionError, ValueError) as e:
+        raise UserError(f"--num_warps/--num_stages/--num_ctas: triton rejects the options: {e}")
+
+    saved_mode = knobs.compilation.instrumentation_mode
+    knobs.compilation.instrumentation_mode = ""
+    # triton prints PTX and ptxas logs to stdout on failure; stdout may be the worker's
+    # protocol channel, so keep it clean (the exception carries the log)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            compiled = triton.compile(src, target=gpu_target, options=options.__dict__)
+    except Exception as e:
+        raise UserError(_describe_failure(e, kernel, target)) from e
+    finally:
+        knobs.compilation.instrumentation_mode = saved_mode
+
+    md = compiled.metadata
+    cubin = compiled.asm["cubin"]
+    sass = None
+    if want_sass:
+        from triton.tools.disasm import get_sass
+        try:
+            sass = get_sass(cubin)
+        except Exception as e:
+            raise UserError(f"--out_sass: disassembling the cubin with the triton wheel's "
+                            f"cuobjdump failed: {e}") from e
+        if not sass:
+            raise UserError("--out_sass: cuobjdump found no function in the cubin")
+    return CompiledVariant(
+        entry_name=md.name,
+        cubin=cubin,
+        ptx=compiled.asm["ptx"],
+        ttir=compiled.asm.get("ttir"),
+        ttgir=compiled.asm["ttgir"],
+        llir=compiled.asm["llir"],
+        sass=sass,
+        num_warps=int(md.num_warps),
+        num_ctas=int(md.num_ctas),
+        shared=int(md.shared or 0),
+        global_scratch_size=int(getattr(md, "global_scratch_size", 0) or 0),
+        global_scratch_align=int(getattr(md, "global_scratch_align", 1) or 1),
+        profile_scratch_size=int(getattr(md, "profile_scratch_size", 0) or 0),
+        profile_scratch_align=int(getattr(md, "profile_scratch_align", 1) or 1),
+        triton_version=triton.__version__,
+    )
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _describe_failure(e: Exception, kernel: LoadedKernel, target: Target) -> str:
+    from triton.compiler.errors import CompilationError
+    from triton.runtime.errors import PTXASError
+
+    context = f"(compiling kernel {kernel.name!r} from {kernel.file_name} for {target})"
+    chain = _chain(e)
+    comp = [x for x in chain if isinstance(x, CompilationError)]
+    if comp:
+        inner = comp[-1]
+        after = chain[chain.index(inner) + 1:]
+        message = inner.error_message or (f"{type(after[0]).__name__}: {after[0]}"
+                                          if after else "compilation error")
+        where, excerpt = _locate(inner)
+        return f"{where}{message} {context}{excerpt}"
+    ptxas = [x for x in chain if isinstance(x, PTXASError)]
+    if ptxas:
+        log = (ptxas[0].error_message or "").strip()
+        return f"ptxas failed to assemble the generated PTX {context}:\n{log}"
+    return f"triton failed {context}: {type(e).__name__}: {e}"
+
+
+def _chain(e: BaseException) -> list[BaseException]:
+    out = []
+    while e is not None and e not in out:
+        out.append(e)
+        e = e.__cause__ or e.__context__
+    return out
+
+
+def _locate(err: Any) -> tuple[str, str]:
+    """`file.py:LINE:COL: ` and an indented source excerpt for a CompilationError."""
+    node = err.node
+    lineno = getattr(node, "lineno", None)
+    if lineno is None or not err.src:
+        return "", ""
+    fn = _find_jit_by_source(err.src)
+    lines = err.src.split("\n")
+    line_text = lines[lineno - 1] if 0 < lineno <= len(lines) else ""
+    col = getattr(node, "col_offset", 0) or 0
+    excerpt = f"\n    {line_text}\n    {' ' * col}^"
+    if fn is None:
+        return f"line {lineno} of the kernel function: ", excerpt
+    from triton.runtime.jit import get_jit_fn_file_line
+    file_name, begin = get_jit_fn_file_line(fn)
+    return f"{os.path.basename(file_name)}:{begin + lineno - 1}:{col + 1}: ", excerpt
+
+
+def _find_jit_by_source(src: str) -> Any:
+    import sys
+    from triton.runtime.jit import JITCallable
+    for module in list(sys.modules.values()):
+        for value in list(getattr(module, "__dict__", {}).values()):
+            if isinstance(value, JITCallable) and value.src == src:
+                return value
+    return None

@@ -1,0 +1,299 @@
+"""--grid: validated launch-grid expressions, turned into safe C.
+
+The grid text becomes C source inside the generated launcher, so it is parsed by a small
+tokenizer + recursive-descent parser (never Python eval/ast) and re-emitted from the parse
+tree. Only these are accepted:
+    the kernel's non-constexpr integer arguments (i8..i64, u8..u64), integer literals,
+    + - * / % ( ) and cdiv(a, b).
+Everything else (unknown or constexpr names, float/bool/pointer arguments, other calls, `;`,
+strings, braces, ...) is rejected with an error naming the offending token.
+
+Entries: 1 to 3 comma-separated expressions; missing trailing dimensions are padded with 1
+(`--grid="cdiv(n, 128)"` == `--grid="cdiv(n, 128), 1, 1"`).
+
+C semantics: every value is converted to int64_t and all arithmetic is int64_t; `/` and `%`
+truncate as in C (the upstream form `(M + 63) / 64` keeps its meaning); cdiv(a, b) is
+((a)+(b)-1)/(b). A zero divisor (in /, % or cdiv) yields -1 instead of undefined behaviour,
+so the launcher rejects the launch (any negative dimension is invalid) rather than crashing.
+A `:1`-specialised argument is the literal 1 (it is not a launcher parameter).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Union
+
+from triton_aot.errors import UserError
+from triton_aot.signature import INT_TYPES, BoundSignature
+
+MAX_DEPTH = 32  # nesting limit: keeps the recursive parser far from Python's stack limit
+_INT64_MAX = 2**63 - 1
+
+_ALLOWED = "integer arguments, integer literals, + - * / % ( ) and cdiv(a, b)"
+
+
+# ----------------------------------------------------------------------------- tokens
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str  # "int" | "name" | "op" | "end"
+    text: str
+    pos: int  # 0-based offset in the --grid text
+
+
+_TOKEN = re.compile(r"\s*(?:(?P<int>[0-9]+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|"
+                    r"(?P<op>[-+*/%(),]))")
+
+
+def tokenize(text: str) -> list[Token]:
+    tokens = []
+    pos = 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos == len(text):
+            break
+        match = _TOKEN.match(text, pos)
+        if match is None:
+            raise _error(text, pos, text[pos], f"character {text[pos]!r} is not allowed")
+        kind = match.lastgroup
+        start = match.start(kind)
+        tokens.append(Token(kind, match.group(kind), start))
+        pos = match.end()
+        if kind == "op" and match.group(kind) == "/" and text.startswith("/", pos):
+            raise _error(text, start, "//", "'//' is not allowed; use / (C integer division)")
+    tokens.append(Token("end", "", len(text)))
+    return tokens
+
+
+def _error(text: str, pos: int, token: str, problem: str) -> UserError:
+    return UserError(f"--grid: {problem} (token {token!r} at column {pos + 1} of {text!r}); "
+                     f"grid entries may only use {_ALLOWED}")
+
+
+# ----------------------------------------------------------------------------- tree
+
+
+@dataclass(frozen=True)
+class Num:
+    value: int
+
+
+@dataclass(frozen=True)
+class Arg:
+    name: str
+    one: bool  # specialised `:1`: the constant 1 in C
+
+
+@dataclass(frozen=True)
+class Neg:
+    operand: "Expr"
+
+
+@dataclass(frozen=True)
+class Bin:
+    op: str
+    left: "Expr"
+    right: "Expr"
+
+
+@dataclass(frozen=True)
+class CDiv:
+    num: "Expr"
+    den: "Expr"
+
+
+Expr = Union[Num, Arg, Neg, Bin, CDiv]
+
+
+# ----------------------------------------------------------------------------- parser
+
+
+@dataclass(frozen=True)
+class _Symbol:
+    kind: str  # "int" | "one" | "reject"
+    why: str  # for "reject": what the name is and what to write instead
+
+
+def _symbols(sig: BoundSignature) -> dict[str, _Symbol]:
+    symbols = {}
+    for a in sig.args:
+        if a.is_constexpr:
+            value = a.value.repr if a.value else "?"
+            fix = (f"write its value {value} instead" if a.value and a.value.kind == "int" else
+                   "grids can only use integer arguments")
+            symbols[a.name] = _Symbol("reject", f"{a.name!r} is a tl.constexpr (= {value}); {fix}")
+        elif a.type in INT_TYPES:
+            symbols[a.name] = _Symbol("one" if a.is_one else "int", "")
+        else:
+            kind = ("a pointer" if a.type.startswith("*") else
+                    "a boolean" if a.type in ("i1", "u1") else "a floating-point")
+            symbols[a.name] = _Symbol("reject", f"{a.name!r} is {kind} argument ({a.type}); "
+                                      "grids can only use integer arguments")
+    return symbols
+
+
+class _Parser:
+
+    def __init__(self, text: str, symbols: dict[str, _Symbol]) -> None:
+        self.text = text
+        self.tokens = tokenize(text)
+        self.i = 0
+        self.depth = 0
+        self.symbols = symbols
+
+    def peek(self) -> Token:
+        return self.tokens[self.i]
+
+    def take(self) -> Token:
+        tok = self.tokens[self.i]
+        self.i += 1
+        return tok
+
+    def fail(self, tok: Token, problem: str) -> UserError:
+        return _error(self.text, tok.pos, tok.text or "<end>", problem)
+
+    def expect(self, text: str) -> None:
+        tok = self.take()
+        if tok.text != text:
+            raise self.fail(tok, f"expected {text!r}")
+
+    def nest(self, tok: Token) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise self.fail(tok, f"expression nested deeper than {MAX_DEPTH} levels")
+
+    def entries(self) -> list[Expr]:
+        if self.peek().kind == "end":
+            raise self.fail(self.peek(), "the grid is empty")
+        result = [self.expr()]
+        while self.peek().text == ",":
+            self.take()
+            result.append(self.expr())
+        tok = self.peek()
+        if tok.kind != "end":
+            raise self.fail(tok, "unexpected token")
+        return result
+
+    def expr(self) -> Expr:
+        node = self.term()
+        while self.peek().text in ("+", "-"):
+            op = self.take().text
+            node = Bin(op, node, self.term())
+        return node
+
+    def term(self) -> Expr:
+        node = self.unary()
+        while self.peek().text in ("*", "/", "%"):
+            op = self.take().text
+            node = Bin(op, node, self.unary())
+        return node
+
+    def unary(self) -> Expr:
+        tok = self.peek()
+        if tok.text in ("-", "+"):
+            self.take()
+            self.nest(tok)
+            operand = self.unary()
+            self.depth -= 1
+            return Neg(operand) if tok.text == "-" else operand
+        return self.primary()
+
+    def primary(self) -> Expr:
+        tok = self.take()
+        if tok.kind == "int":
+            value = int(tok.text)
+            if len(tok.text) > 1 and tok.text[0] == "0":
+                raise self.fail(tok, "integer literals must not have leading zeros (C would "
+                                "read them as octal)")
+            if value > _INT64_MAX:
+                raise self.fail(tok, "integer literal does not fit in int64_t")
+            return Num(value)
+        if tok.kind == "name":
+            if self.peek().text == "(":
+                if tok.text != "cdiv":
+                    raise self.fail(tok, f"function {tok.text!r} is not allowed; the only "
+                                    "function is cdiv(a, b)")
+                self.take()
+                self.nest(tok)
+                num = self.expr()
+                self.expect(",")
+                den = self.expr()
+                self.expect(")")
+                self.depth -= 1
+                return CDiv(num, den)
+            symbol = self.symbols.get(tok.text)
+            if symbol is None:
+                known = [n for n, s in self.symbols.items() if s.kind != "reject"]
+                hint = (f"the kernel's integer arguments are {', '.join(known)}" if known else
+                        "the kernel has no integer arguments")
+                raise self.fail(tok, f"unknown name {tok.text!r} ({hint})")
+            if symbol.kind == "reject":
+                raise self.fail(tok, symbol.why)
+            return Arg(tok.text, symbol.kind == "one")
+        if tok.text == "(":
+            self.nest(tok)
+            node = self.expr()
+            self.expect(")")
+            self.depth -= 1
+            return node
+        raise self.fail(tok, "expected a number, an argument name, cdiv( or (")
+
+
+# ----------------------------------------------------------------------------- output
+
+_PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
+
+
+def to_source(node: Expr, parent: int = 0) -> str:
+    """Canonical source form (minimal parentheses), stored in the metadata's "grid"."""
+    if isinstance(node, Num):
+        return str(node.value)
+    if isinstance(node, Arg):
+        return node.name
+    if isinstance(node, CDiv):
+        return f"cdiv({to_source(node.num)}, {to_source(node.den)})"
+    if isinstance(node, Neg):
+        inner = to_source(node.operand, 3)
+        return f"-({inner})" if isinstance(node.operand, Neg) else f"-{inner}"
+    prec = _PREC[node.op]
+    text = f"{to_source(node.left, prec)} {node.op} {to_source(node.right, prec + 1)}"
+    return f"({text})" if prec < parent else text
+
+
+def to_c(node: Expr) -> str:
+    """A side-effect-free int64_t C expression; each result is a cast or fully parenthesised."""
+    if isinstance(node, Num):
+        return f"(int64_t){node.value}"
+    if isinstance(node, Arg):
+        # `:1` arguments are not launcher parameters: the grid sees the constant.
+        return "(int64_t)1" if node.one else f"(int64_t){node.name}"
+    if isinstance(node, Neg):
+        return f"(-{to_c(node.operand)})"
+    if isinstance(node, CDiv):
+        a, b = to_c(node.num), to_c(node.den)
+        return f"({b} == 0 ? (int64_t)-1 : ({a} + {b} - 1) / {b})"
+    left, right = to_c(node.left), to_c(node.right)
+    if node.op in ("/", "%"):
+        return f"({right} == 0 ? (int64_t)-1 : {left} {node.op} {right})"
+    return f"({left} {node.op} {right})"
+
+
+@dataclass(frozen=True)
+class Grid:
+    source: tuple[str, str, str]  # canonical source of each dimension
+    c: tuple[str, str, str]  # C expression of each dimension (int64_t)
+
+
+def parse_grid(text: str, sig: BoundSignature) -> Grid:
+    if text is None or not text.strip():
+        raise UserError("--grid is empty; give 1 to 3 comma-separated expressions, "
+                        "e.g. --grid='cdiv(n, 128), 1, 1'")
+    exprs = _Parser(text, _symbols(sig)).entries()
+    if len(exprs) > 3:
+        raise UserError(f"--grid has {len(exprs)} entries in {text!r}; give 1 to 3 "
+                        "(missing ones are 1)")
+    exprs += [Num(1)] * (3 - len(exprs))
+    return Grid(tuple(to_source(e) for e in exprs), tuple(to_c(e) for e in exprs))

@@ -1,0 +1,186 @@
+"""Imports the kernel file and finds the @triton.jit function to compile.
+
+Why a context manager: the persistent worker runs many requests in one process, so
+everything an import leaves behind (sys.path entries, the kernel module, helper modules
+found through the import roots) is undone when the request ends, and the next request
+imports fresh copies.
+
+The kernel module is named after the file's stem (as upstream compile.py does), or after its
+dotted path when the file sits in a package under an --import_path root (then relative imports
+work). Triton puts module names into the symbols of noinline functions, so the name must not
+depend on the process (no counters) for the outputs to be reproducible.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import os
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from triton_aot.errors import UserError
+from triton_aot.signature import ParamInfo
+
+
+@dataclass(frozen=True)
+class LoadedKernel:
+    fn: Any  # triton.runtime.jit.JITFunction
+    name: str  # Triton function name
+    file_name: str  # basename of the kernel file (the only form that reaches outputs)
+    params: tuple[ParamInfo, ...]
+
+
+@contextlib.contextmanager
+def load_kernel(kernel_path: str, kernel_name: str,
+                import_paths: Sequence[str] = ()) -> Iterator[LoadedKernel]:
+    """Imports `kernel_path` with its directory and `import_paths` on sys.path."""
+    path = Path(kernel_path)
+    if not path.is_file():
+        raise UserError(f"--kernel_path: {kernel_path!r} is not a file; give the path of the "
+                        "Python file that defines the kernel")
+    for root in import_paths:
+        if not Path(root).is_dir():
+            raise UserError(f"--import_path: {root!r} is not a directory")
+    # abspath, not resolve(): Bazel sandboxes are trees of symlinks, and module __file__s
+    # are spelled through the sys.path entry they were found in
+    roots = [os.path.abspath(path.parent)] + [os.path.abspath(p) for p in import_paths]
+    module_name = _module_name(path, roots[1:])
+    if not all(part.isidentifier() for part in module_name.split(".")):
+        raise UserError(f"--kernel_path: {path.name!r} is not an importable module name; "
+                        "rename the file (letters, digits, _)")
+    if _taken(module_name):
+        raise UserError(f"--kernel_path: the kernel file {path.name!r} shadows the Python "
+                        f"module {module_name!r}; rename the kernel file")
+    saved_path = list(sys.path)
+    saved_modules = set(sys.modules)
+    saved_bytecode = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True  # never write .pyc next to (read-only) sources
+    sys.path[:0] = roots
+    importlib.invalidate_caches()
+    try:
+        module = _import(path, module_name)
+        fn = _find_kernel(module, kernel_name, path.name)
+        yield LoadedKernel(fn=fn, name=kernel_name, file_name=path.name,
+                           params=tuple(ParamInfo(p.name, bool(p.is_constexpr), p.annotation)
+                                        for p in fn.params))
+    finally:
+        sys.path[:] = saved_path
+        sys.dont_write_bytecode = saved_bytecode
+        _forget_modules(saved_modules, roots, module_name)
+
+
+def _taken(name: str) -> bool:
+    """Whether importing a top-level module `name` would clash with an existing module."""
+    top = name.partition(".")[0]
+    return top in sys.modules or top in sys.stdlib_module_names
+
+
+def _module_name(path: Path, import_roots: Sequence[str]) -> str:
+    """`pkg.sub.kernel` when the file lies in a package under an --import_path root (so that
+    relative imports work) and `pkg` clashes with no other module; else the file's stem (as
+    upstream compile.py names it)."""
+    file = os.path.abspath(path)
+    for root in import_roots:
+        rel = os.path.relpath(file, root)
+        if rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
+            continue
+        parts = Path(rel).with_suffix("").parts
+        if len(parts) > 1 and all(p.isidentifier() for p in parts) and not _taken(parts[0]):
+            return ".".join(parts)
+    return path.stem
+
+
+def _import(path: Path, module_name: str) -> Any:
+    try:
+        if "." in module_name:
+            module = importlib.import_module(module_name)
+            if os.path.abspath(getattr(module, "__file__", "") or "") != os.path.abspath(path):
+                raise UserError(f"--kernel_path: importing {module_name!r} found "
+                                f"{getattr(module, '__file__', None)!r}, not {str(path)!r}; "
+                                "check the --import_path order")
+            return module
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        # Registered while executing so that dataclasses/typing/self-imports behave as usual.
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+        return module
+    except UserError:
+        raise
+    except BaseException as e:  # SystemExit from a stray sys.exit() included
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        raise UserError(f"--kernel_path: importing {path.name} failed: {_describe(e, path)}; "
+                        "fix the kernel file (or pass --import_path for the directories its "
+                        "imports live in)") from e
+
+
+def _describe(e: BaseException, path: Path) -> str:
+    """`Type: message` plus the innermost line of the kernel file involved, if any."""
+    text = f"{type(e).__name__}: {e}"
+    if isinstance(e, SyntaxError) and e.lineno:
+        return f"{type(e).__name__}: {e.msg} ({Path(e.filename or path).name}:{e.lineno})"
+    frames = [f for f in traceback.extract_tb(e.__traceback__)
+              if os.path.basename(f.filename) == path.name]
+    if frames:
+        text += f" ({path.name}:{frames[-1].lineno})"
+    return text
+
+
+def _jit_types() -> tuple[type, type]:
+    from triton.runtime.jit import JITFunction, KernelInterface
+    return JITFunction, KernelInterface
+
+
+def _find_kernel(module: Any, kernel_name: str, file_name: str) -> Any:
+    jit_function, kernel_interface = _jit_types()
+    obj = getattr(module, kernel_name, None)
+    # @triton.autotune / @triton.heuristics wrap the JITFunction; AOT compiles the function
+    # itself with the explicitly given constexprs and options.
+    while obj is not None and not isinstance(obj, jit_function) and isinstance(
+            obj, kernel_interface) and hasattr(obj, "fn"):
+        obj = obj.fn
+    if isinstance(obj, jit_function):
+        return obj
+    found = sorted(name for name, value in vars(module).items()
+                   if isinstance(value, (jit_function, kernel_interface)))
+    listing = ", ".join(found) if found else "none"
+    what = "is not a @triton.jit function" if hasattr(module, kernel_name) else "is not defined"
+    raise UserError(f"--kernel_name: {kernel_name!r} {what} in {file_name}; the @triton.jit "
+                    f"functions there are: {listing}")
+
+
+def _forget_modules(before: set[str], roots: list[str], module_name: str) -> None:
+    """Drops the kernel module and every new module that was found through `roots`.
+
+    Modules found elsewhere (triton's lazily imported submodules, numpy...) stay: importing
+    extension modules twice is not safe.
+    """
+    root_set = set(roots)
+    new = [name for name in sys.modules if name not in before]
+    local_tops = {module_name.partition(".")[0]}
+    for name in new:
+        if "." not in name and _found_in(sys.modules[name], root_set):
+            local_tops.add(name)
+    for name in new:
+        if name.partition(".")[0] in local_tops:
+            del sys.modules[name]
+    importlib.invalidate_caches()
+
+
+def _found_in(module: Any, roots: set[str]) -> bool:
+    """Whether a top-level module was found in one of the `roots` sys.path entries."""
+    file = getattr(module, "__file__", None)
+    if file:
+        entry = os.path.dirname(os.path.abspath(file))
+        if os.path.basename(file).startswith("__init__."):
+            entry = os.path.dirname(entry)
+        return entry in roots
+    # namespace package: its __path__ lists <root>/<name> directories
+    return any(os.path.dirname(os.path.abspath(p)) in roots
+               for p in list(getattr(module, "__path__", [])))

@@ -1,0 +1,401 @@
+"""Parses --signature, --hints and --constexprs and binds them to the kernel's parameters.
+
+Pure Python (no triton import), so that input mistakes are reported before the slow parts.
+
+Signature syntax (upstream triton/tools/compile.py, comma separated, one entry per parameter):
+    *fp16   *fp16:16          pointer, optionally 16-byte aligned
+    i32  i32:16  i32:1        integer, optionally divisible by 16 / equal to 1
+    fp32  bf16 ...            other scalars (no hints)
+    128  0.5  True  None  tl.float16  'relu'    value of a tl.constexpr parameter
+    BLOCK                     a tl.constexpr whose value comes from --constexprs (must be the
+                              parameter's own name)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Mapping, Sequence, Union
+
+from triton_aot.errors import UserError
+
+# Canonical scalar types that may be kernel arguments (they all have a C ABI, see abi.py).
+SCALAR_TYPES = ("i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64",
+                "fp16", "bf16", "fp32", "fp64")
+INT_TYPES = frozenset(("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"))
+BOOL_TYPES = frozenset(("i1", "u1"))
+FLOAT_TYPES = frozenset(("fp16", "bf16", "fp32", "fp64"))
+# Element types that only make sense behind a pointer.
+FP8_TYPES = ("fp8e4nv", "fp8e4b8", "fp8e4b15", "fp8e5", "fp8e5b16")
+
+# Triton's aliases (triton._utils.type_canonicalisation_dict), except that bool/int1 map to
+# i1 (C bool) rather than Triton's u1: both are int1 inside the kernel, only the C type differs.
+TYPE_ALIASES = {
+    "bool": "i1", "int1": "i1", "uint1": "u1",
+    "int8": "i8", "int16": "i16", "int": "i32", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "half": "fp16", "float16": "fp16", "bfloat16": "bf16",
+    "float": "fp32", "float32": "fp32", "double": "fp64", "float64": "fp64",
+    "float8e4nv": "fp8e4nv", "float8_e4m3fn": "fp8e4nv", "float8e4b8": "fp8e4b8",
+    "float8_e4m3fnuz": "fp8e4b8", "float8e4b15": "fp8e4b15", "float8e5": "fp8e5",
+    "float8_e5m2": "fp8e5", "float8e5b16": "fp8e5b16", "float8_e5m2fnuz": "fp8e5b16",
+}
+
+# `tl.<name>` dtype objects accepted as constexpr values (the tl.dtype instances of triton 3.6).
+TL_DTYPES = frozenset(("int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                       "uint64", "float16", "bfloat16", "float32", "float64", "float8e5",
+                       "float8e5b16", "float8e4nv", "float8e4b8", "float8e4b15"))
+
+VALID_HINTS = (1, 16)
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_INT = re.compile(r"[+-]?[0-9]+\Z")
+_FLOAT = re.compile(r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?\Z")
+# String constexprs end up in C comments and info strings: keep them boring.
+_STRING = re.compile(r"""('[A-Za-z0-9_.+\- ]*'|"[A-Za-z0-9_.+\- ]*")\Z""")
+
+
+# ----------------------------------------------------------------------------- values
+
+
+@dataclass(frozen=True)
+class ConstValue:
+    """A tl.constexpr value.
+
+    `value` is JSON-compatible (dtypes are their "tl.float16" spelling); `repr` is the
+    canonical source spelling, used in metadata and info strings.
+    """
+
+    kind: str  # "int" | "float" | "bool" | "none" | "dtype" | "str"
+    value: Union[int, float, bool, str, None]
+    repr: str
+
+
+def parse_value(text: str) -> ConstValue | None:
+    """A constexpr literal, or None when `text` is not a literal at all.
+
+    Raises UserError for things that look like a literal but are not valid ones.
+    """
+    text = text.strip()
+    if text in ("True", "False"):
+        return ConstValue("bool", text == "True", text)
+    if text == "None":
+        return ConstValue("none", None, "None")
+    if _INT.match(text):
+        value = int(text)
+        if not -2**63 <= value < 2**64:
+            raise UserError(f"integer constant {text} does not fit in 64 bits")
+        return ConstValue("int", value, str(value))
+    if _FLOAT.match(text):
+        value = float(text)
+        if not math.isfinite(value):
+            raise UserError(f"float constant {text} is not finite")
+        return ConstValue("float", value, repr(value))
+    if text.startswith("tl."):
+        name = text[3:]
+        if name not in TL_DTYPES:
+            raise UserError(f"unknown dtype {text!r}; use one of: "
+                            + ", ".join("tl." + d for d in sorted(TL_DTYPES)))
+        return ConstValue("dtype", text, text)
+    if text[:1] in ("'", '"'):
+        if not _STRING.match(text):
+            raise UserError(f"string constant {text} must be quoted and contain only letters, "
+                            "digits, spaces and _.+-")
+        return ConstValue("str", text[1:-1], repr(text[1:-1]))
+    return None
+
+
+# ----------------------------------------------------------------------------- types
+
+
+def canonical_type(text: str) -> str | None:
+    """Canonical spelling of a kernel argument type, or None if `text` is not a type name."""
+    text = text.strip()
+    if text.startswith("*"):
+        pointee = text[1:].strip()
+        const = ""
+        # Triton spells const pointers "*k<type>"; no element type starts with "k".
+        if pointee.startswith("k"):
+            const, pointee = "k", pointee[1:]
+        pointee = TYPE_ALIASES.get(pointee, pointee)
+        if pointee in SCALAR_TYPES or pointee in FP8_TYPES:
+            return f"*{const}{pointee}"
+        return None
+    canon = TYPE_ALIASES.get(text, text)
+    if canon in SCALAR_TYPES or canon in FP8_TYPES:
+        return canon
+    return None
+
+
+def _type_list() -> str:
+    return ", ".join(SCALAR_TYPES) + ", or a pointer *T (e.g. *fp16)"
+
+
+def check_hint(type_: str, hint: int, where: str) -> None:
+    """Hints: :16 on pointers and integers, :1 on integers only."""
+    if hint not in VALID_HINTS:
+        raise UserError(f"{where}: hint :{hint} is not supported; only :16 (divisible by 16) "
+                        "and :1 (equal to 1) exist")
+    if type_.startswith("*"):
+        if hint != 16:
+            raise UserError(f"{where}: pointer {type_} can only take the :16 hint "
+                            "(16-byte aligned)")
+        return
+    if type_ not in INT_TYPES:
+        raise UserError(f"{where}: {type_} cannot take a hint; hints apply to pointers and "
+                        "integer types (i8..i64, u8..u64) only")
+
+
+# ----------------------------------------------------------------------------- entries
+
+
+@dataclass(frozen=True)
+class TypedEntry:
+    """A runtime argument: `i32`, `*fp16:16`, ..."""
+
+    type: str
+    hint: int | None
+
+
+@dataclass(frozen=True)
+class ValueEntry:
+    """A constexpr given by value in --signature."""
+
+    value: ConstValue
+
+
+@dataclass(frozen=True)
+class NameEntry:
+    """A constexpr whose value comes from --constexprs."""
+
+    name: str
+
+
+SigEntry = Union[TypedEntry, ValueEntry, NameEntry]
+
+
+def _split(text: str, flag: str) -> list[str]:
+    items = [item.strip() for item in text.split(",")]
+    for i, item in enumerate(items):
+        if not item:
+            raise UserError(f"--{flag}: entry {i + 1} is empty in {text!r}; separate entries "
+                            "with single commas")
+    return items
+
+
+def parse_entry(text: str, where: str) -> SigEntry:
+    entry = _parse_entry(text, where)
+    if isinstance(entry, TypedEntry) and entry.type in FP8_TYPES:
+        raise UserError(f"{where}: {entry.type} can only be a pointer element type (*{entry.type});"
+                        " fp8 scalars have no C ABI")
+    return entry
+
+
+def _parse_entry(text: str, where: str) -> SigEntry:
+    if ":" in text:
+        type_text, _, hint_text = text.partition(":")
+        type_ = canonical_type(type_text)
+        if type_ is None:
+            raise UserError(f"{where}: unknown type {type_text.strip()!r}; use {_type_list()}")
+        hint_text = hint_text.strip()
+        if not hint_text.isdigit():
+            raise UserError(f"{where}: hint {hint_text!r} is not a number; use :16 or :1")
+        hint = int(hint_text)
+        check_hint(type_, hint, where)
+        return TypedEntry(type_, hint)
+    type_ = canonical_type(text)
+    if type_ is not None:
+        return TypedEntry(type_, None)
+    if text.startswith("*"):
+        raise UserError(f"{where}: unknown pointer element type {text[1:].strip()!r}; use "
+                        f"*T with T one of {', '.join(SCALAR_TYPES + FP8_TYPES)}")
+    try:
+        value = parse_value(text)
+    except UserError as e:
+        raise UserError(f"{where}: {e}") from None
+    if value is not None:
+        return ValueEntry(value)
+    if _IDENT.match(text):
+        return NameEntry(text)
+    raise UserError(f"{where}: cannot parse {text!r}; expected a type ({_type_list()}), "
+                    "a constexpr value, or the name of a tl.constexpr parameter")
+
+
+def parse_signature(text: str) -> list[SigEntry]:
+    if not text or not text.strip():
+        raise UserError("--signature is empty; give one entry per kernel parameter, "
+                        "e.g. --signature='*fp32:16, i32, 128'")
+    return [parse_entry(item, f"--signature entry {i + 1} ({item!r})")
+            for i, item in enumerate(_split(text, "signature"))]
+
+
+def parse_hints(text: str) -> dict[str, int]:
+    """`x_ptr:16 n:16, stride:1` -> {"x_ptr": 16, ...}; types are checked when binding."""
+    hints: dict[str, int] = {}
+    for item in re.split(r"[\s,]+", text.strip()) if text and text.strip() else []:
+        name, sep, hint_text = item.partition(":")
+        if not sep or not _IDENT.match(name) or not hint_text.isdigit():
+            raise UserError(f"--hints: cannot parse {item!r}; write NAME:16 or NAME:1, "
+                            "separated by spaces or commas")
+        hint = int(hint_text)
+        if hint not in VALID_HINTS:
+            raise UserError(f"--hints: {item!r}: only :16 and :1 hints exist")
+        if name in hints and hints[name] != hint:
+            raise UserError(f"--hints: {name!r} is given twice with different hints")
+        hints[name] = hint
+    return hints
+
+
+def parse_constexprs(text: str) -> dict[str, ConstValue]:
+    """`BLOCK=128,DTYPE=tl.float16` -> ordered {name: value}."""
+    result: dict[str, ConstValue] = {}
+    if not text or not text.strip():
+        return result
+    for item in _split(text, "constexprs"):
+        name, sep, value_text = item.partition("=")
+        name = name.strip()
+        if not sep or not _IDENT.match(name):
+            raise UserError(f"--constexprs: cannot parse {item!r}; write NAME=VALUE, "
+                            "comma separated")
+        try:
+            value = parse_value(value_text)
+        except UserError as e:
+            raise UserError(f"--constexprs: {name}: {e}") from None
+        if value is None:
+            raise UserError(f"--constexprs: {name}={value_text.strip()!r} is not a value; use an "
+                            "integer, float, True/False, None, tl.<dtype> or a quoted string")
+        if name in result:
+            raise UserError(f"--constexprs: {name!r} is given twice")
+        result[name] = value
+    return result
+
+
+# ----------------------------------------------------------------------------- binding
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    """What the binder needs to know about one kernel parameter (from JITFunction.params)."""
+
+    name: str
+    is_constexpr: bool
+    annotation: str = ""  # Triton-normalised annotation ("i32", "*fp16", "constexpr" or "")
+
+
+@dataclass(frozen=True)
+class BoundArg:
+    """One kernel parameter with its specialisation."""
+
+    index: int
+    name: str
+    type: str  # canonical type, or "constexpr"
+    hint: int | None = None
+    value: ConstValue | None = None  # constexprs only
+
+    @property
+    def is_constexpr(self) -> bool:
+        return self.type == "constexpr"
+
+    @property
+    def is_one(self) -> bool:
+        """Specialised to the value 1 (`:1`): no kernel parameter, the grid sees 1."""
+        return self.hint == 1
+
+
+@dataclass(frozen=True)
+class BoundSignature:
+    args: tuple[BoundArg, ...]
+
+    def by_name(self) -> dict[str, BoundArg]:
+        return {a.name: a for a in self.args}
+
+
+def _params_text(params: Sequence[ParamInfo]) -> str:
+    return ", ".join(p.name + (": tl.constexpr" if p.is_constexpr else "") for p in params)
+
+
+# Triton's own canonical scalar names, used to compare with parameter annotations.
+_TRITON_SCALAR = {"i1": "u1"}
+
+
+def bind(entries: Sequence[SigEntry], params: Sequence[ParamInfo], hints: Mapping[str, int],
+         constexprs: Mapping[str, ConstValue], kernel_name: str) -> BoundSignature:
+    """Matches signature entries, --hints and --constexprs to the kernel's parameters."""
+    from triton_aot.abi import check_c_parameter_name
+
+    if len(entries) != len(params):
+        raise UserError(f"--signature has {len(entries)} entries but kernel {kernel_name!r} has "
+                        f"{len(params)} parameters: ({_params_text(params)}); give exactly one "
+                        "entry per parameter")
+    names = [p.name for p in params]
+    for flag, given in (("hints", hints), ("constexprs", constexprs)):
+        for name in given:
+            if name not in names:
+                raise UserError(f"--{flag}: {name!r} is not a parameter of {kernel_name!r}; "
+                                f"its parameters are ({_params_text(params)})")
+
+    args = []
+    for i, (entry, param) in enumerate(zip(entries, params)):
+        where = f"--signature entry {i + 1} (parameter {param.name!r})"
+        if isinstance(entry, TypedEntry):
+            if param.is_constexpr:
+                raise UserError(f"{where}: {param.name!r} is tl.constexpr, but the entry is the "
+                                f"type {entry.type}; give its value (e.g. 128) or write "
+                                f"{param.name} and pass --constexprs={param.name}=VALUE")
+            if param.name in constexprs:
+                raise UserError(f"--constexprs: {param.name!r} is not tl.constexpr in "
+                                f"{kernel_name!r}; remove it from --constexprs (or declare the "
+                                f"parameter `{param.name}: tl.constexpr`)")
+            check_c_parameter_name(param.name)
+            _check_annotation(entry.type, param, where)
+            hint = entry.hint
+            if param.name in hints:
+                flag_hint = hints[param.name]
+                if hint is not None and hint != flag_hint:
+                    raise UserError(f"--hints: {param.name}:{flag_hint} contradicts the "
+                                    f"signature's {entry.type}:{hint}; keep only one")
+                check_hint(entry.type, flag_hint, f"--hints {param.name}:{flag_hint}")
+                hint = flag_hint
+            args.append(BoundArg(i, param.name, entry.type, hint=hint))
+            continue
+
+        if not param.is_constexpr and isinstance(entry, NameEntry) and entry.name != param.name:
+            raise UserError(f"{where}: unknown type {entry.name!r}; use {_type_list()}")
+        if not param.is_constexpr:
+            given = entry.value.repr if isinstance(entry, ValueEntry) else entry.name
+            raise UserError(f"{where}: {param.name!r} is not tl.constexpr, so it cannot be given "
+                            f"the constant {given!r}; give a type such as i32 (i32:1 specialises "
+                            f"it to 1), or declare it `{param.name}: tl.constexpr`")
+        if param.name in hints:
+            raise UserError(f"--hints: {param.name!r} is tl.constexpr; hints apply to pointer "
+                            "and integer arguments only")
+        if isinstance(entry, ValueEntry):
+            if param.name in constexprs:
+                raise UserError(f"--constexprs: {param.name!r} already has the value "
+                                f"{entry.value.repr} in --signature; give it in one place only "
+                                f"(write {param.name} in --signature to take it from "
+                                "--constexprs)")
+            value = entry.value
+        else:
+            if entry.name != param.name:
+                raise UserError(f"{where}: {entry.name!r} is neither a type nor the parameter's "
+                                f"name; write {param.name} (value from --constexprs), a value, "
+                                f"or a type ({_type_list()})")
+            if param.name not in constexprs:
+                raise UserError(f"{where}: {param.name} has no value; pass "
+                                f"--constexprs={param.name}=VALUE")
+            value = constexprs[param.name]
+        args.append(BoundArg(i, param.name, "constexpr", value=value))
+    return BoundSignature(tuple(args))
+
+
+def _check_annotation(type_: str, param: ParamInfo, where: str) -> None:
+    """A scalar annotation (`n: tl.int64`) fixes the type Triton uses; it must agree."""
+    ann = param.annotation
+    if not ann or type_.startswith("*") or ann.startswith("*") or ann not in {
+            _TRITON_SCALAR.get(t, t) for t in SCALAR_TYPES}:
+        return
+    if _TRITON_SCALAR.get(type_, type_) != ann:
+        raise UserError(f"{where}: the kernel annotates {param.name!r} as {ann} but the "
+                        f"signature says {type_}; make them agree")
