@@ -103,7 +103,10 @@ def _compile_variant(ctx, toolchain, kernel_file, deps_files, import_roots, work
     ctx.actions.run(
         executable = interpreter,
         arguments = ["-B", "-s", "-m", "triton_aot.compile", args],
-        inputs = depset([kernel_file], transitive = [deps_files, toolchain.tool_inputs]),
+        inputs = depset([kernel_file], transitive = [deps_files]),
+        # As tools (not plain inputs): the worker key hashes them, so a change to the compiler
+        # restarts persistent workers.
+        tools = toolchain.tool_inputs,
         outputs = outputs.values(),
         mnemonic = "TritonCompile",
         progress_message = "Compiling Triton kernel %{{label}}: {} algo {} [{}] for {}".format(
@@ -129,7 +132,8 @@ def _disassemble(ctx, toolchain, variant, cubin):
     ctx.actions.run(
         executable = _interpreter(toolchain),
         arguments = ["-B", "-s", "-m", "triton_aot.disasm", args],
-        inputs = depset([cubin], transitive = [toolchain.tool_inputs]),
+        inputs = [cubin],
+        tools = toolchain.tool_inputs,
         outputs = [sass],
         mnemonic = "TritonSass",
         progress_message = "Disassembling %{{label}} {}".format(variant.symbol),
@@ -156,7 +160,8 @@ def _link(ctx, toolchain, c_name, metadata):
     ctx.actions.run(
         executable = _interpreter(toolchain),
         arguments = ["-B", "-s", "-m", "triton_aot.link", args],
-        inputs = depset(metadata, transitive = [toolchain.tool_inputs]),
+        inputs = metadata,
+        tools = toolchain.tool_inputs,
         outputs = [out_c, out_h],
         mnemonic = "TritonLink",
         progress_message = "Linking Triton dispatcher %{label}",
