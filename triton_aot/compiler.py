@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from triton_aot.disasm import disassemble
 from triton_aot.errors import UserError, flag_error
 from triton_aot.kernel_loader import LoadedKernel
 from triton_aot.signature import BoundSignature, ConstValue
@@ -231,16 +232,7 @@ def compile_kernel(kernel: LoadedKernel, sig: BoundSignature, target: Target,
 
     md = compiled.metadata
     cubin = compiled.asm["cubin"]
-    sass = None
-    if want_sass:
-        from triton.tools.disasm import get_sass
-        try:
-            sass = get_sass(cubin)
-        except Exception as e:
-            raise UserError(f"--out_sass: disassembling the cubin with the triton wheel's "
-                            f"cuobjdump failed: {e}") from e
-        if not sass:
-            raise UserError("--out_sass: cuobjdump found no function in the cubin")
+    sass = disassemble(cubin, flag="--out_sass") if want_sass else None
     return CompiledVariant(
         entry_name=md.name,
         cubin=cubin,

@@ -10,8 +10,6 @@ from absl import app, flags
 
 from triton_aot.errors import UserError
 
-_CUBIN = flags.DEFINE_string("cubin", None, "The cubin to disassemble.")
-_OUT = flags.DEFINE_string("out", None, "Where to write the SASS text.")
 
 
 def disassemble(cubin: bytes, flag: str = "--cubin") -> str:
@@ -28,20 +26,24 @@ def disassemble(cubin: bytes, flag: str = "--cubin") -> str:
 
 
 def main(argv: list[str]) -> int:
+    cubin, out = flags.FLAGS.cubin, flags.FLAGS.out
     if len(argv) > 1:
         print(f"error: unexpected arguments {argv[1:]}; use --cubin and --out", file=sys.stderr)
         return 1
-    if not _CUBIN.value or not _OUT.value:
+    if not cubin or not out:
         print("error: --cubin and --out are required", file=sys.stderr)
         return 1
     try:
-        sass = disassemble(Path(_CUBIN.value).read_bytes())
+        sass = disassemble(Path(cubin).read_bytes())
     except (UserError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    Path(_OUT.value).write_text(sass)
+    Path(out).write_text(sass)
     return 0
 
 
 if __name__ == "__main__":
+    # Flags are defined only when run as a program: triton_aot.compiler imports disassemble().
+    flags.DEFINE_string("cubin", None, "The cubin to disassemble.")
+    flags.DEFINE_string("out", None, "Where to write the SASS text.")
     app.run(main)

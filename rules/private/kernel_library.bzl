@@ -144,8 +144,12 @@ def _disassemble(ctx, toolchain, variant, cubin):
     return sass
 
 def _link(ctx, toolchain, c_name, metadata):
-    out_c = ctx.actions.declare_file("_triton/{}/{}_dispatch.c".format(ctx.label.name, c_name))
-    out_h = ctx.actions.declare_file(ctx.attr.header or (c_name + ".h"))
+    header = ctx.attr.header or (c_name + ".h")
+    out_h = ctx.actions.declare_file(header)
+
+    # The dispatcher includes its header by file name, so both sit in the same folder.
+    header_dir = header.rpartition("/")[0]
+    out_c = ctx.actions.declare_file((header_dir + "/" if header_dir else "") + c_name + "_dispatch.c")
     args = ctx.actions.args()
     args.set_param_file_format("multiline")
     args.use_param_file("--flagfile=%s", use_always = True)

@@ -387,7 +387,7 @@ EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image) {
     memset(m, 0, sizeof *m);
     memset(rec, 0, sizeof *rec);
     if (memcmp(img, "\177ELF", 4) == 0) {
-      uint64_t h = 1469598103934665603ull, i;
+      uint64_t h = 0xcbf29ce484222325ull, i; /* FNV-1a 64 offset basis */
       m->is_elf = 1;
       m->elf_size = elf_size(img);
       for (i = 0; i < m->elf_size; ++i) h = (h ^ img[i]) * 1099511628211ull;
@@ -415,7 +415,7 @@ EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image) {
     } else if (img[0] == '/' || img[0] == '.' || img[0] == '\n') {
       /* real PTX text: ".target sm_80" / "sm_90a" gives the SM; the driver would JIT it */
       const char *text = (const char *)img, *t = strstr(text, ".target sm_");
-      uint64_t h = 1469598103934665603ull, i, n = strlen(text);
+      uint64_t h = 0xcbf29ce484222325ull, i, n = strlen(text); /* FNV-1a 64 offset basis */
       int dev_sm = device_sm(tls_current->device);
       if (t == NULL) RETURN(CUDA_ERROR_INVALID_PTX);
       for (i = 0; i < n; ++i) h = (h ^ img[i]) * 1099511628211ull;

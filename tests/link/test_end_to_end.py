@@ -21,7 +21,7 @@ ARCHS = (80, 90)
 
 
 def _fnv1a64(data: bytes) -> str:
-    h = 1469598103934665603
+    h = 0xCBF29CE484222325  # FNV-1a 64 offset basis
     for b in data:
         h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
     return f"{h:x}"

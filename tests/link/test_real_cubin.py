@@ -40,7 +40,7 @@ json.dump({"shared": md.shared, "name": md.name, "gs": md.global_scratch_size,
 
 
 def _fnv1a64(data: bytes) -> int:
-    h = 1469598103934665603
+    h = 0xCBF29CE484222325  # FNV-1a 64 offset basis
     for b in data:
         h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
     return h

@@ -1,0 +1,18 @@
+"""Names shared by the BUILD files of the examples."""
+
+# Every example triton_kernel_library in //kernels (the C API prefix equals the target name).
+KERNELS = [
+    "add",
+    "big_smem",
+    "matmul",
+    "scalars",
+    "scale",
+    "softmax",
+]
+
+# Ampere and Hopper: the dispatcher picks the cubin for the device of the current context
+# (sm_80 also runs on sm_86/sm_89; Triton builds sm_90 as the arch-specific sm_90a).
+TARGETS = [
+    "cuda:80",
+    "cuda:90",
+]
