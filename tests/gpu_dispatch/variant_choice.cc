@@ -11,10 +11,11 @@
 // path, for its own setup (context, memory, copies): one driver instance, one context.
 //
 // Cases, each for every algo (specializations in examples/kernels/BUILD.bazel):
-//   aligned     A, B, C row-major, 16-byte aligned, K % 16 == 0       -> matmul_a<i>_s0_sm<T>
+//   aligned     A, B, C row-major, 16-byte aligned, M, N, K % 16 == 0 -> matmul_a<i>_s0_sm<T>
 //   misaligned  A one fp16 element into its allocation, row-major     -> matmul_a<i>_s1_sm<T>
 //   transposed  A a transposed view (stride_ak = M != 1)              -> matmul_a<i>_s2_sm<T>
 //   odd_k       aligned row-major, K = 72 (K, stride_am not % 16)     -> matmul_a<i>_s1_sm<T>
+//   odd_m       aligned row-major, M = 200 (not % 16)                 -> matmul_a<i>_s1_sm<T>
 // where T is the target the dispatcher must pick for the device (sm_90: 90; sm_8x: 80). Every
 // loaded image must be a cubin of T (on an H100 no sm80 cubin may ever be loaded).
 //
@@ -254,10 +255,11 @@ struct Case {
 };
 
 const Case kCases[] = {
-    {"aligned", 200, 144, 128, false, 0, 0},
-    {"misaligned", 200, 144, 128, false, 1, 1},
-    {"transposed", 200, 144, 128, true, 0, 2},
-    {"odd_k", 200, 144, 72, false, 0, 1},
+    {"aligned", 208, 144, 128, false, 0, 0},
+    {"misaligned", 208, 144, 128, false, 1, 1},
+    {"transposed", 208, 144, 128, true, 0, 2},
+    {"odd_k", 208, 144, 72, false, 0, 1},
+    {"odd_m", 200, 144, 128, false, 0, 1},
 };
 
 struct Operands {

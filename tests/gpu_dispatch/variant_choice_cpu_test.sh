@@ -50,7 +50,7 @@ expect "no driver" 77 "SKIP: no CUDA driver" -- \
 expect "driver path missing" 77 "SKIP: no CUDA driver" -- \
   LD_LIBRARY_PATH="$shim_dir" RULES_TRITON_REAL_LIBCUDA=/nonexistent/libcuda.so.1 "$prog" "${cubins[@]}"
 
-sm90_patterns=("^variant_choice: 18 passed, 0 failed$"
+sm90_patterns=("^variant_choice: 22 passed, 0 failed$"
   "^algo 0 aligned -> matmul_a0_s0_sm90 \(expected matmul_a0_s0_sm90\) .* PASS$"
   "^algo 3 misaligned -> matmul_a3_s1_sm90 \(expected matmul_a3_s1_sm90\) .* PASS$"
   "^algo 2 transposed -> matmul_a2_s2_sm90 \(expected matmul_a2_s2_sm90\) .* PASS$"
@@ -59,7 +59,7 @@ sm90_patterns=("^variant_choice: 18 passed, 0 failed$"
   "^shim: 12 loads hashed like the fake driver's own records: PASS$")
 expect "fake driver sm_90" 0 "${sm90_patterns[@]}" -- \
   LD_LIBRARY_PATH="$shim_dir" RULES_TRITON_REAL_LIBCUDA="$fake_abs" "$prog" "${cubins[@]}"
-expect "fake driver sm_86" 0 "^variant_choice: 18 passed, 0 failed$" \
+expect "fake driver sm_86" 0 "^variant_choice: 22 passed, 0 failed$" \
   "^algo 0 misaligned -> matmul_a0_s1_sm80 \(expected matmul_a0_s1_sm80\)" \
   "only sm80 cubins loaded on sm_86: PASS" -- \
   LD_LIBRARY_PATH="$shim_dir" RULES_TRITON_REAL_LIBCUDA="$fake_abs" VARIANT_CHOICE_FAKE_SM=86 "$prog" "${cubins[@]}"
@@ -78,7 +78,7 @@ chmod u+w "$dispatch"/* "$dispatch"/cubins/*
 expect "run.sh with the fake driver" 0 "${sm90_patterns[@]}" "^run.sh: variant_choice exited with 0$" -- \
   RULES_TRITON_DISPATCH_DIR="$dispatch" RULES_TRITON_REAL_LIBCUDA="$fake_abs" OUT="$tmp/out" bash "$run_sh"
 if [[ -f "$tmp/out/variant_choice.txt" ]]; then
-  grep -q "^variant_choice: 18 passed, 0 failed$" "$tmp/out/variant_choice.txt" || fail "\$OUT/variant_choice.txt lacks the summary"
+  grep -q "^variant_choice: 22 passed, 0 failed$" "$tmp/out/variant_choice.txt" || fail "\$OUT/variant_choice.txt lacks the summary"
 else
   fail "run.sh did not write \$OUT/variant_choice.txt"
 fi
