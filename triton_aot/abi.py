@@ -68,13 +68,58 @@ C_RESERVED = frozenset("""
     and and_eq bitand bitor compl not not_eq or or_eq xor xor_eq
     NULL int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t size_t
     CUdeviceptr CUstream CUresult CUcontext CUmodule CUfunction
+    main errno uintptr_t unix linux CUDAAPI
+""".split())
+# Object-like macros of the headers every generated C file includes (cuda.h, dlfcn.h, pthread.h,
+# stddef.h, stdint.h, stdlib.h, string.h, stdbool.h) under -std=gnu11/-std=c11 (gcc -dM -E):
+# a parameter with one of these names is rewritten by the preprocessor.
+C_MACROS = frozenset("""
+    BIG_ENDIAN BYTE_ORDER CLOCKS_PER_SEC CLOCK_BOOTTIME CLOCK_BOOTTIME_ALARM CLOCK_MONOTONIC
+    CLOCK_MONOTONIC_COARSE CLOCK_MONOTONIC_RAW CLOCK_PROCESS_CPUTIME_ID CLOCK_REALTIME
+    CLOCK_REALTIME_ALARM CLOCK_REALTIME_COARSE CLOCK_TAI CLOCK_THREAD_CPUTIME_ID CUDAAPI
+    EXIT_FAILURE EXIT_SUCCESS FD_SETSIZE INT16_MAX INT16_MIN INT32_MAX INT32_MIN INT64_MAX
+    INT64_MIN INT8_MAX INT8_MIN INTMAX_MAX INTMAX_MIN INTPTR_MAX INTPTR_MIN INT_FAST16_MAX
+    INT_FAST16_MIN INT_FAST32_MAX INT_FAST32_MIN INT_FAST64_MAX INT_FAST64_MIN INT_FAST8_MAX
+    INT_FAST8_MIN INT_LEAST16_MAX INT_LEAST16_MIN INT_LEAST32_MAX INT_LEAST32_MIN
+    INT_LEAST64_MAX INT_LEAST64_MIN INT_LEAST8_MAX INT_LEAST8_MIN LITTLE_ENDIAN MB_CUR_MAX
+    NFDBITS NULL PDP_ENDIAN PTHREAD_BARRIER_SERIAL_THREAD PTHREAD_CANCELED
+    PTHREAD_CANCEL_ASYNCHRONOUS PTHREAD_CANCEL_DEFERRED PTHREAD_CANCEL_DISABLE
+    PTHREAD_CANCEL_ENABLE PTHREAD_COND_INITIALIZER PTHREAD_CREATE_DETACHED
+    PTHREAD_CREATE_JOINABLE PTHREAD_EXPLICIT_SCHED PTHREAD_INHERIT_SCHED
+    PTHREAD_MUTEX_INITIALIZER PTHREAD_ONCE_INIT PTHREAD_PROCESS_PRIVATE PTHREAD_PROCESS_SHARED
+    PTHREAD_RWLOCK_INITIALIZER PTHREAD_SCOPE_PROCESS PTHREAD_SCOPE_SYSTEM PTHREAD_STACK_MIN
+    PTRDIFF_MAX PTRDIFF_MIN RAND_MAX RESOURCE_ABI_EXTERNAL_BYTES RESOURCE_ABI_VERSION
+    RTLD_BINDING_MASK RTLD_DEEPBIND RTLD_DEFAULT RTLD_GLOBAL RTLD_LAZY RTLD_LOCAL RTLD_NEXT
+    RTLD_NODELETE RTLD_NOLOAD RTLD_NOW SCHED_FIFO SCHED_OTHER SCHED_RR SIG_ATOMIC_MAX
+    SIG_ATOMIC_MIN SIZE_MAX TIMER_ABSTIME TIME_UTC UINT16_MAX UINT32_MAX UINT64_MAX UINT8_MAX
+    UINTMAX_MAX UINTPTR_MAX UINT_FAST16_MAX UINT_FAST32_MAX UINT_FAST64_MAX UINT_FAST8_MAX
+    UINT_LEAST16_MAX UINT_LEAST32_MAX UINT_LEAST64_MAX UINT_LEAST8_MAX WCHAR_MAX WCHAR_MIN
+    WCONTINUED WEXITED WINT_MAX WINT_MIN WNOHANG WNOWAIT WSTOPPED WUNTRACED bool cuArray3DCreate
+    cuArray3DGetDescriptor cuArrayCreate cuArrayGetDescriptor cuCtxCreate cuCtxCreate_v3
+    cuCtxCreate_v4 cuCtxDestroy cuCtxPopCurrent cuCtxPushCurrent cuDeviceGetUuid_v2
+    cuDevicePrimaryCtxRelease cuDevicePrimaryCtxReset cuDevicePrimaryCtxSetFlags
+    cuDeviceTotalMem cuEventDestroy cuGetProcAddress cuGraphAddKernelNode
+    cuGraphExecKernelNodeSetParams cuGraphExecUpdate cuGraphInstantiate
+    cuGraphKernelNodeGetParams cuGraphKernelNodeSetParams cuGraphicsResourceGetMappedPointer
+    cuGraphicsResourceSetMapFlags cuIpcOpenMemHandle cuLinkAddData cuLinkAddFile cuLinkCreate
+    cuMemAlloc cuMemAllocHost cuMemAllocPitch cuMemBatchDecompressAsync cuMemFree
+    cuMemGetAddressRange cuMemGetInfo cuMemHostGetDevicePointer cuMemHostRegister cuMemcpy2D
+    cuMemcpy2DAsync cuMemcpy2DUnaligned cuMemcpy3D cuMemcpy3DAsync cuMemcpy3DBatchAsync
+    cuMemcpyAtoA cuMemcpyAtoD cuMemcpyAtoH cuMemcpyAtoHAsync cuMemcpyBatchAsync cuMemcpyDtoA
+    cuMemcpyDtoD cuMemcpyDtoDAsync cuMemcpyDtoH cuMemcpyDtoHAsync cuMemcpyHtoA cuMemcpyHtoAAsync
+    cuMemcpyHtoD cuMemcpyHtoDAsync cuMemsetD16 cuMemsetD2D16 cuMemsetD2D32 cuMemsetD2D8
+    cuMemsetD32 cuMemsetD8 cuModuleGetGlobal cuStreamBatchMemOp cuStreamBeginCapture
+    cuStreamDestroy cuStreamGetCaptureInfo cuStreamGetCaptureInfo_v2 cuStreamWaitValue32
+    cuStreamWaitValue64 cuStreamWriteValue32 cuStreamWriteValue64 cuTexRefGetAddress
+    cuTexRefSetAddress cuTexRefSetAddress2D false linux sched_priority true unix
 """.split())
 C_RESERVED_PREFIXES = ("trt_", "CU_", "CUDA_")
 
 
 def check_c_parameter_name(name: str) -> None:
     """Rejects kernel parameter names that cannot be C parameter names."""
-    if name in C_RESERVED or name.startswith(("__",) + C_RESERVED_PREFIXES) or (
+    if name in C_RESERVED or name in C_MACROS or name.lower().startswith("trt_") or \
+            name.startswith(("__", "RULES_TRITON_") + C_RESERVED_PREFIXES) or (
             len(name) > 1 and name[0] == "_" and name[1].isupper()):
         raise UserError(f"kernel parameter {name!r} cannot be used as a C parameter name "
                         "(C/C++ keyword or reserved name, or a name the launcher uses itself); "

@@ -226,7 +226,7 @@ def compile_kernel(kernel: LoadedKernel, sig: BoundSignature, target: Target,
         with contextlib.redirect_stdout(io.StringIO()):
             compiled = triton.compile(src, target=gpu_target, options=options.__dict__)
     except Exception as e:
-        raise UserError(_describe_failure(e, kernel, target)) from e
+        raise UserError(_describe_failure(e, kernel, target, sig)) from e
     finally:
         knobs.compilation.instrumentation_mode = saved_mode
 
@@ -255,11 +255,15 @@ def compile_kernel(kernel: LoadedKernel, sig: BoundSignature, target: Target,
 # --------------------------------------------------------------------------- errors
 
 
-def _describe_failure(e: Exception, kernel: LoadedKernel, target: Target) -> str:
+def _describe_failure(e: Exception, kernel: LoadedKernel, target: Target,
+                      sig: BoundSignature | None = None) -> str:
     from triton.compiler.errors import CompilationError
     from triton.runtime.errors import PTXASError
 
-    context = f"(compiling kernel {kernel.name!r} from {kernel.file_name} for {target})"
+    values = [f"{a.name}={a.value.repr}" for a in (sig.args if sig else ()) if a.is_constexpr]
+    with_ = f" with {', '.join(values)}" if values else ""
+
+    context = f"(compiling kernel {kernel.name!r} from {kernel.file_name} for {target}{with_})"
     chain = _chain(e)
     comp = [x for x in chain if isinstance(x, CompilationError)]
     if comp:

@@ -204,6 +204,8 @@ class _Parser:
     def primary(self) -> Expr:
         tok = self.take()
         if tok.kind == "int":
+            if len(tok.text) > 19:
+                raise self.fail(tok, "integer literal does not fit in int64_t")
             value = int(tok.text)
             if len(tok.text) > 1 and tok.text[0] == "0":
                 raise self.fail(tok, "integer literals must not have leading zeros (C would "
@@ -263,22 +265,23 @@ def to_source(node: Expr, parent: int = 0) -> str:
     return f"({text})" if prec < parent else text
 
 
+_C_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod"}
+
+
 def to_c(node: Expr) -> str:
-    """A side-effect-free int64_t C expression; each result is a cast or fully parenthesised."""
+    """A side-effect-free int64_t C expression over the trt_grid_* helpers of runtime.inc: each
+    operand appears once (the C is linear in the grid's size), and overflow, INT64_MIN / -1 and
+    zero divisors give INT64_MIN, which every later operation keeps and the launcher rejects."""
     if isinstance(node, Num):
         return f"(int64_t){node.value}"
     if isinstance(node, Arg):
         # `:1` arguments are not launcher parameters: the grid sees the constant.
         return "(int64_t)1" if node.one else f"(int64_t){node.name}"
     if isinstance(node, Neg):
-        return f"(-{to_c(node.operand)})"
+        return f"trt_grid_neg({to_c(node.operand)})"
     if isinstance(node, CDiv):
-        a, b = to_c(node.num), to_c(node.den)
-        return f"({b} == 0 ? (int64_t)-1 : ({a} + {b} - 1) / {b})"
-    left, right = to_c(node.left), to_c(node.right)
-    if node.op in ("/", "%"):
-        return f"({right} == 0 ? (int64_t)-1 : {left} {node.op} {right})"
-    return f"({left} {node.op} {right})"
+        return f"trt_grid_cdiv({to_c(node.num)}, {to_c(node.den)})"
+    return f"trt_grid_{_C_OPS[node.op]}({to_c(node.left)}, {to_c(node.right)})"
 
 
 @dataclass(frozen=True)

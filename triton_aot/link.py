@@ -75,7 +75,30 @@ def load_variant(path: str) -> Variant:
     for key in ("symbol", "kernel_name", "args", "target", "num_warps", "num_stages"):
         if key not in meta:
             raise LinkError(f"{path}: variant metadata lacks {key!r}")
+    problem = _shape_problem(meta)
+    if problem:
+        raise LinkError(f"{path}: malformed variant metadata: {problem}; regenerate it with "
+                        "triton_aot.compile")
     return Variant(meta, path)
+
+
+def _shape_problem(meta: dict) -> str | None:
+    """What is wrong with the JSON types of a variant's metadata, or None."""
+    if not isinstance(meta["args"], list):
+        return "'args' is not a list"
+    for i, a in enumerate(meta["args"]):
+        if not isinstance(a, dict) or not isinstance(a.get("name"), str):
+            return f"args[{i}] is not an object with a string 'name'"
+        if not a.get("constexpr") and not isinstance(a.get("type"), str):
+            return f"args[{i}] ({a['name']}) has no string 'type'"
+    if not isinstance(meta["target"], dict):
+        return "'target' is not an object"
+    for key in ("num_warps", "num_stages"):
+        if isinstance(meta[key], bool) or not isinstance(meta[key], int):
+            return f"{key!r} is not an integer"
+    if not isinstance(meta["symbol"], str) or not isinstance(meta["kernel_name"], str):
+        return "'symbol' and 'kernel_name' must be strings"
+    return None
 
 
 def _signature(meta: dict) -> list:
@@ -119,13 +142,15 @@ def build_plan(variants: Sequence[Variant], name: str, header: str, embed_ptx_fa
     for v in variants:
         other = by_symbol.setdefault(v.meta["symbol"], v)
         if other is not v:
-            raise LinkError(f"duplicate symbol {v.meta['symbol']!r} in {other.path} and {v.path}")
+            raise LinkError(f"duplicate symbol {v.meta['symbol']!r} in {other.path} and {v.path}; "
+                            "give each variant its own --symbol")
         if v.meta["kernel_name"] != ref.meta["kernel_name"]:
             raise LinkError(f"mixed kernel names: {ref.label} is {ref.meta['kernel_name']!r} but "
                             f"{v.label} is {v.meta['kernel_name']!r}; link each kernel separately")
         if _signature(v.meta) != _signature(ref.meta):
             raise LinkError(f"different argument lists: {ref.label} has "
-                            f"{_fmt_sig(ref.meta)} but {v.label} has {_fmt_sig(v.meta)}")
+                            f"{_fmt_sig(ref.meta)} but {v.label} has {_fmt_sig(v.meta)}; every "
+                            "variant of a library must come from the same --signature")
         codegen.target_arch(v.meta)  # raises on a non-CUDA target
 
     # Group into algos.
@@ -143,7 +168,8 @@ def build_plan(variants: Sequence[Variant], name: str, header: str, embed_ptx_fa
             other = slot.setdefault(v.hints, v)
             if other is not v:
                 raise LinkError(f"duplicate variants: {other.label} and {v.label} have the same "
-                                f"algo, target sm_{v.arch} and hints")
+                                f"algo, target sm_{v.arch} and hints; remove one, or give them "
+                                "different hints")
         _check_targets_complete(per_target, members)
         plan_algos.append({
             "info": codegen.algo_info(members[0].meta),
@@ -204,10 +230,12 @@ def _order_algos(algos: dict[tuple, list[Variant]]) -> list:
             raise LinkError(f"{algos[config][0].label}: algo_index {idx!r} is not an integer")
         if idx in seen:
             raise LinkError(f"two algos share algo_index {idx}: {algos[seen[idx]][0].label} and "
-                            f"{algos[config][0].label} differ in constexprs or launch config")
+                            f"{algos[config][0].label} differ in constexprs or launch config; "
+                            "give each algo its own algo_index")
         seen[idx] = config
     if sorted(seen) != list(range(len(seen))):
-        raise LinkError(f"algo_index values {sorted(seen)} are not 0..{len(seen) - 1}")
+        raise LinkError(f"algo_index values {sorted(seen)} are not 0..{len(seen) - 1}; number "
+                        "the algos 0..N-1 without gaps")
     return [(seen[i], algos[seen[i]]) for i in range(len(seen))]
 
 
@@ -241,9 +269,12 @@ def link(paths: Sequence[str], name: str, out_c: str, out_h: str, embed_ptx_fall
     variants = [load_variant(p) for p in paths]
     plan = build_plan(variants, name, os.path.basename(out_h), embed_ptx_fallback)
     c_text, h_text = codegen.render_dispatcher(plan, template_dir=template_dir)
-    for path, text in ((out_c, c_text), (out_h, h_text)):
-        with open(path, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
+    for flag, path, text in (("out_c", out_c, c_text), ("out_h", out_h, h_text)):
+        try:
+            with open(path, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+        except OSError as e:
+            raise LinkError(f"--{flag}: cannot write {path}: {e.strerror}") from None
 
 
 def main(argv: list[str]) -> None:
@@ -257,6 +288,12 @@ def main(argv: list[str]) -> None:
         if FLAGS.verbose:
             raise
         print(f"error: {e}", file=sys.stderr)
+        sys.exit(1)
+    except Exception as e:  # a bug here: still one message and exit 1, like triton_aot.compile
+        if FLAGS.verbose:
+            raise
+        print(f"error: internal error in triton_aot.link: {type(e).__name__}: {e} (rerun with "
+              "--verbose for the traceback)", file=sys.stderr)
         sys.exit(1)
 
 

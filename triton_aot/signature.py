@@ -51,6 +51,7 @@ VALID_HINTS = (1, 16)
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INT = re.compile(r"[+-]?[0-9]+\Z")
+_DIGITS = re.compile(r"[0-9]{1,20}\Z")  # ASCII only: str.isdigit() also accepts '\u00b2'...
 _FLOAT = re.compile(r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?\Z")
 # String constexprs end up in C comments and info strings: keep them boring.
 _STRING = re.compile(r"""('[A-Za-z0-9_.+\- ]*'|"[A-Za-z0-9_.+\- ]*")\Z""")
@@ -83,6 +84,8 @@ def parse_value(text: str) -> ConstValue | None:
     if text == "None":
         return ConstValue("none", None, "None")
     if _INT.match(text):
+        if len(text.lstrip("+-")) > 20:  # int() refuses > 4300 digits; nothing > 20 fits anyway
+            raise UserError(f"integer constant {text[:24]}... does not fit in 64 bits")
         value = int(text)
         if not -2**63 <= value < 2**64:
             raise UserError(f"integer constant {text} does not fit in 64 bits")
@@ -199,7 +202,7 @@ def _parse_entry(text: str, where: str) -> SigEntry:
         if type_ is None:
             raise UserError(f"{where}: unknown type {type_text.strip()!r}; use {_type_list()}")
         hint_text = hint_text.strip()
-        if not hint_text.isdigit():
+        if not _DIGITS.match(hint_text):
             raise UserError(f"{where}: hint {hint_text!r} is not a number; use :16 or :1")
         hint = int(hint_text)
         check_hint(type_, hint, where)
@@ -235,7 +238,7 @@ def parse_hints(text: str) -> dict[str, int]:
     hints: dict[str, int] = {}
     for item in re.split(r"[\s,]+", text.strip()) if text and text.strip() else []:
         name, sep, hint_text = item.partition(":")
-        if not sep or not _IDENT.match(name) or not hint_text.isdigit():
+        if not sep or not _IDENT.match(name) or not _DIGITS.match(hint_text):
             raise UserError(f"--hints: cannot parse {item!r}; write NAME:16 or NAME:1, "
                             "separated by spaces or commas")
         hint = int(hint_text)

@@ -57,6 +57,8 @@ def check_targets(label, attr, targets):
         digits = arch[:-1] if arch.endswith("a") else arch
         if len(parts) != 2 or parts[0] != "cuda" or not digits or not digits.isdigit():
             _err(label, attr, "'{}' is not a target; write \"cuda:<sm>\", e.g. \"cuda:80\" or \"cuda:90\"".format(target))
+        if arch.endswith("a"):
+            _err(label, attr, "'{}': write \"cuda:{}\"; Triton already compiles sm_90 and newer for the arch-specific sm_{}a".format(target, digits, digits))
         if int(digits) < 75:
             _err(label, attr, "'{}': Triton 3.6 supports sm_75 and newer".format(target))
         if target in seen:
@@ -76,12 +78,27 @@ def check_specializations(label, specializations):
             parts = token.split(":")
             if len(parts) != 2 or not is_identifier(parts[0]) or parts[1] not in ("1", "16"):
                 _err(label, "specializations", "entry {} ('{}'): '{}' is not a hint; write NAME:16 (divisible by 16 / 16-byte aligned) or NAME:1 (equal to one)".format(i, spec, token))
+        hinted = {}
+        for token in tokens:
+            name = token.split(":")[0]
+            if name in hinted:
+                _err(label, "specializations", "entry {} ('{}'): '{}' has two hints; give each parameter one hint".format(i, spec, name))
+            hinted[name] = True
         key = " ".join(tokens)
         if key in seen:
             _err(label, "specializations", "entries {} and {} give the same hints ('{}'); remove one".format(seen[key], i, key))
         seen[key] = i
         result.append(key)
     return result
+
+def _is_dtype_name(text):
+    # "tl.float16", "triton.language.bfloat16", "fp16": dotted identifiers, nothing that could
+    # carry a ',' into --constexprs or code into a grid.
+    parts = text.split(".")
+    for part in parts:
+        if not is_identifier(part):
+            return False
+    return True
 
 def _constexpr_repr(label, index, name, value):
     if type(value) == "bool":
@@ -90,8 +107,10 @@ def _constexpr_repr(label, index, name, value):
         return str(value)
     if type(value) == "float":
         return repr(value)
-    if type(value) == "string" and value:
+    if type(value) == "string" and _is_dtype_name(value):
         return value
+    if type(value) == "string":
+        _err(label, "algos", "algos[{}]: constexpr '{}': '{}' is not a value; use an int, bool, float or a dtype such as \"tl.float16\"".format(index, name, value))
     _err(label, "algos", "algos[{}]: constexpr '{}' has value {} ({}); use an int, bool, float or dtype string".format(index, name, value, type(value)))
     return None
 

@@ -101,8 +101,7 @@ def test_add80_json(add80):
         "global_scratch_size": 0, "global_scratch_align": 1,
         "profile_scratch_size": 0, "profile_scratch_align": 1,
         "grid": ["cdiv(n, 1024)", "1", "1"],
-        "grid_c": ["((int64_t)1024 == 0 ? (int64_t)-1 : ((int64_t)n + (int64_t)1024 - 1) / "
-                   "(int64_t)1024)", "(int64_t)1", "(int64_t)1"],
+        "grid_c": ["trt_grid_cdiv((int64_t)n, (int64_t)1024)", "(int64_t)1", "(int64_t)1"],
         "triton_version": meta["triton_version"],
         "cubin_sha256": hashlib.sha256(cubin).hexdigest(),
         "cubin_size": len(cubin),
@@ -241,8 +240,7 @@ def test_constexpr_kinds_hints_and_one(tmp_path):
     assert meta["constexprs"] == {"BLOCK": "64", "OUT_DTYPE": "tl.float16", "SCALE": "0.5"}
     assert list(meta["constexprs"]) == ["BLOCK", "OUT_DTYPE", "SCALE"]  # declaration order
     assert meta["grid"] == ["M", "cdiv(N, 64) * stride", "1"]
-    assert meta["grid_c"][1] == ("(((int64_t)64 == 0 ? (int64_t)-1 : ((int64_t)N + (int64_t)64 - 1)"
-                                 " / (int64_t)64) * (int64_t)1)")
+    assert meta["grid_c"][1] == "trt_grid_mul(trt_grid_cdiv((int64_t)N, (int64_t)64), (int64_t)1)"
     # stride is specialised away: the kernel has 4 runtime parameters (+2 scratch pointers)
     ttir = (tmp_path / "k.ttir").read_text()
     assert "%stride" not in ttir and "%N: i32 {tt.divisibility = 16" in ttir

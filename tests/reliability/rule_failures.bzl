@@ -1,0 +1,88 @@
+"""Analysis-failure tests for the rule-attribute cases of the bad-input catalogue.
+
+Every case of rule_cases.bzl (generated from catalogue.py) declares a triton_kernel_library with
+one attribute wrong and a test that expects its analysis to fail with a message containing every
+expected fragment (the culprit attribute and the fix).
+"""
+
+load("@bazel_skylib//lib:unittest.bzl", "analysistest", "asserts")
+load("//rules:defs.bzl", "triton_algo", "triton_kernel_library")
+load(":rule_cases.bzl", "RULE_CASES")
+
+def _rule_failure_test_impl(ctx):
+    env = analysistest.begin(ctx)
+    for fragment in ctx.attr.expected:
+        asserts.expect_failure(env, fragment)
+    return analysistest.end(env)
+
+rule_failure_test = analysistest.make(
+    _rule_failure_test_impl,
+    expect_failure = True,
+    attrs = {"expected": attr.string_list(doc = "Fragments the failure message must contain.")},
+)
+
+# A library that analyses fine; each case overrides some of these.
+_GOOD = dict(
+    srcs = ["kernels/kernels.py"],
+    kernel = "copy_kernel",
+    signature = "*fp32, *fp32, i32, BLOCK",
+    grid = "cdiv(n, {BLOCK})",
+    targets = ["cuda:80"],
+)
+
+def rule_failure_tests(name):
+    """One analysis-failure test per rule case, plus a test_suite `name` of them all.
+
+    Also declares `<name>_good`, the unmodified library, and a test that it analyses cleanly
+    (so that every failure comes from the case's own attribute).
+    """
+    tests = []
+    good = dict(_GOOD)
+    good["algos"] = [triton_algo(constexprs = {"BLOCK": 64})]
+    triton_kernel_library(name = name + "_good", tags = ["manual"], **good)
+    _good_analysis_test(name = name + "_good_test", target_under_test = ":" + name + "_good")
+    tests.append(name + "_good_test")
+
+    # Constexpr values of every documented kind (int, bool, float, dtype string) pass analysis
+    # unchanged: the checks that keep code out of --constexprs and the grid must not refuse them.
+    values = dict(good)
+    values["signature"] = "*fp32, *fp32, i32, BLOCK, DTYPE, SCALE, FLAG"
+    values["algos"] = [triton_algo(constexprs = {
+        "BLOCK": 64,
+        "DTYPE": "tl.float16",
+        "SCALE": 0.5,
+        "FLAG": True,
+    })]
+    triton_kernel_library(name = name + "_values", tags = ["manual"], **values)
+    _constexpr_values_test(name = name + "_values_test", target_under_test = ":" + name + "_values")
+    tests.append(name + "_values_test")
+    for case in RULE_CASES:
+        attrs = dict(good)
+        attrs.update(case.attrs)
+        subject = case.id + "_subject"
+        triton_kernel_library(name = subject, tags = ["manual"], **attrs)
+        rule_failure_test(
+            name = case.id + "_test",
+            target_under_test = ":" + subject,
+            expected = case.expected,
+        )
+        tests.append(case.id + "_test")
+    native.test_suite(name = name, tests = tests)
+
+def _good_analysis_test_impl(ctx):
+    env = analysistest.begin(ctx)
+    compiles = [a for a in analysistest.target_actions(env) if a.mnemonic == "TritonCompile"]
+    asserts.equals(env, 1, len(compiles), "the good library has one variant")
+    return analysistest.end(env)
+
+_good_analysis_test = analysistest.make(_good_analysis_test_impl)
+
+def _constexpr_values_test_impl(ctx):
+    env = analysistest.begin(ctx)
+    compiles = [a for a in analysistest.target_actions(env) if a.mnemonic == "TritonCompile"]
+    asserts.equals(env, 1, len(compiles))
+    flags = [arg for arg in compiles[0].argv if arg.startswith("--constexprs=")]
+    asserts.equals(env, ["--constexprs=BLOCK=64,DTYPE=tl.float16,FLAG=True,SCALE=0.5"], flags)
+    return analysistest.end(env)
+
+_constexpr_values_test = analysistest.make(_constexpr_values_test_impl)
