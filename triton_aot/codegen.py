@@ -377,7 +377,7 @@ def render_variant(meta: dict, cubin: bytes, ptx: str | None, *,
             refs.append(f"&{local}")
         else:
             refs.append(f"&{a['name']}")
-    refs += ["NULL", "NULL"]  # global_scratch, profile_scratch: filled in by trt_kernel_launch
+    refs += ["&trt_scratch[0]", "&trt_scratch[1]"]  # global, profile scratch (trt_kernel_launch_in)
 
     ptx_note = " (+PTX)" if embed_ptx else ""
     if embed_ptx:
@@ -428,9 +428,9 @@ def render_variant(meta: dict, cubin: bytes, ptx: str | None, *,
         "grid_y": grid[1],
         "grid_z": grid[2],
         "param_locals": "".join(locals_),
-        "num_params": len(kargs),
         "num_params_plus_2": len(kargs) + 2,
         "param_refs": ", ".join(refs),
+        "call_args": ", ".join([stream] + [a["name"] for a in kargs]),
     }
     c_text = render_template(load_template("variant.c.tmpl", template_dir), values, "variant.c.tmpl")
     h_text = render_template(load_template("variant.h.tmpl", template_dir), values, "variant.h.tmpl")
@@ -479,7 +479,8 @@ def render_dispatcher(plan: Mapping[str, Any], *,
                 header_variants.append({"arch": target["arch"], "symbol": symbol,
                                         "hint_info": comment_text(hint_summary(meta))})
                 loads_per_target[ti].append(symbol)
-                call = f"{symbol}({', '.join([stream] + [a['name'] for a in kargs])});"
+                call = (f"trt_dispatch_{symbol}(trt_driver_table, trt_context_key_, "
+                        f"{', '.join([stream] + [a['name'] for a in kargs])});")
                 used.update(a["name"] for a in kargs)
                 conds = hint_conditions(meta)
                 used.update(a["name"] for a in runtime_args(meta) if _hint(a) is not None)
@@ -519,7 +520,8 @@ def render_dispatcher(plan: Mapping[str, Any], *,
         "num_algos": len(algos),
         "num_targets": len(targets),
         "params": params,
-        "param_types": ", ".join(["CUstream"] + [arg_ctype(a) for a in rargs]),
+        "param_types": ", ".join(["const trt_driver *", "unsigned long long", "CUstream"]
+                                 + [arg_ctype(a) for a in rargs]),
         "call_args": call_args,
         "algo_name": algo_name,
         "variants": variant_items,

@@ -120,6 +120,9 @@ class Harness:
         L.lb_time.argtypes = [ctypes.c_int, ctypes.c_long] + [ctypes.POINTER(ctypes.c_double)] * 3
         L.lb_time_batched.argtypes = [ctypes.c_int, ctypes.c_long, ctypes.c_long,
                                       ctypes.POINTER(ctypes.c_double)]
+        L.lb_time_block.argtypes = [ctypes.c_int, ctypes.c_long, ctypes.POINTER(ctypes.c_double)]
+        L.lb_time_queued.argtypes = [ctypes.c_int, ctypes.c_long, ctypes.POINTER(ctypes.c_double)]
+        L.lb_time_context_lookup.argtypes = [ctypes.c_long] + [ctypes.POINTER(ctypes.c_double)] * 2
         L.lb_buffers.argtypes = [ctypes.POINTER(ctypes.c_ulonglong)] * 3 + [
             ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_void_p)]
         L.tiny1.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64,
@@ -151,6 +154,25 @@ class Harness:
         e = ctypes.c_double()
         self.check(self.lib.lb_time_batched(method, iters, batch, ctypes.byref(e)), C_METHODS[method])
         return 1e6 * e.value / iters
+
+    def block(self, method: int, iters: int) -> float:
+        e = ctypes.c_double()
+        self.check(self.lib.lb_time_block(method, iters, ctypes.byref(e)), C_METHODS[method])
+        return 1e6 * e.value / iters
+
+    def sync(self):
+        self.check(self.lib.lb_sync(), "lb_sync")
+
+    def queued(self, method: int, iters: int) -> float:
+        g = ctypes.c_double()
+        self.check(self.lib.lb_time_queued(method, iters, ctypes.byref(g)), C_METHODS[method])
+        return 1e6 * g.value / iters
+
+    def context_lookup(self, iters: int) -> dict:
+        a, b = ctypes.c_double(), ctypes.c_double()
+        self.check(self.lib.lb_time_context_lookup(iters, ctypes.byref(a), ctypes.byref(b)),
+                   "context lookup")
+        return {"cuCtxGetCurrent_ns": a.value, "cuCtxGetId_ns": b.value}
 
     def buffers(self):
         x, y, out = ctypes.c_ulonglong(), ctypes.c_ulonglong(), ctypes.c_ulonglong()
@@ -223,14 +245,30 @@ def launch_overhead(args, torch, state: dict) -> dict:
             fn()
     torch.cuda.synchronize()
 
+    # The launching thread stays on one CPU, so that migrations do not land in one method's loop.
+    out["pinned_cpu"] = pin_to_one_cpu()
+    # What one context lookup (cuCtxGetCurrent + cuCtxGetId) costs: the runtime's per-launch
+    # price for per-context module caching, paid once per dispatched launch.
+    lookups = [h.context_lookup(200000) for _ in range(5)]
+    out["context_lookup_ns"] = {k: med([x[k] for x in lookups]) for k in lookups[0]}
+
+    out["interleaved"] = interleaved_blocks(h, py_methods, torch, args.rounds, args.block)
+
+    # Secondary: long back-to-back loops (each method's 100000 launches in one go).
     runs: dict[str, list] = {name: [] for name in list(C_METHODS.values()) + list(py_methods)}
+    steps = [("c", m, name) for m, name in C_METHODS.items()] + [
+        ("py", fn, name) for name, fn in py_methods.items()]
     for rep in range(args.reps):
-        for m, name in C_METHODS.items():
-            r = h.time(m, args.iters)
-            r["batched_enqueue_us_per_call"] = h.batched(m, args.iters, BATCH)
+        # rotate the order every repetition: no method is always first or always after the JIT
+        k = rep % len(steps)
+        for kind, what, name in steps[k:] + steps[:k]:
+            if kind == "c":
+                r = h.time(what, args.iters)
+                r["batched_enqueue_us_per_call"] = h.batched(what, args.iters, BATCH)
+            else:
+                r = python_loop(what, args.iters, torch)
+            r["rep"] = rep
             runs[name].append(r)
-        for name, fn in py_methods.items():
-            runs[name].append(python_loop(fn, args.iters, torch))
         log(f"launch rep {rep + 1}/{args.reps}: " + ", ".join(
             f"{k.split(':')[-1].strip()[:18]} {v[-1]['us_per_call']:.2f}" for k, v in runs.items()))
     summary = {}
@@ -241,52 +279,136 @@ def launch_overhead(args, torch, state: dict) -> dict:
         row["min_us"] = min(r["us_per_call"] for r in rs)
         row["max_us"] = max(r["us_per_call"] for r in rs)
         summary[name] = row
-    floor = summary[C_METHODS[RAW]]["us_per_call"]
-    floor_b = summary[C_METHODS[RAW]]["batched_enqueue_us_per_call"]
+    floor_runs = runs[C_METHODS[RAW]]
     for name, row in summary.items():
-        row["ratio_to_floor"] = row["us_per_call"] / floor
-        if "batched_enqueue_us_per_call" in row and floor_b:
-            row["batched_ratio_to_floor"] = row["batched_enqueue_us_per_call"] / floor_b
+        # Paired: each repetition's time over the floor's in the same repetition, then the median,
+        # so that slow drifts of the machine (clock, other tenants) cancel out.
+        rs = runs[name]
+        row["ratio_to_floor"] = med([r["us_per_call"] / f["us_per_call"]
+                                     for r, f in zip(rs, floor_runs)])
+        row["ratio_of_medians"] = row["us_per_call"] / summary[C_METHODS[RAW]]["us_per_call"]
+        if PY_JIT in runs and runs[PY_JIT]:
+            row["jit_over_method"] = med([j["us_per_call"] / r["us_per_call"]
+                                          for j, r in zip(runs[PY_JIT], rs)])
+        if "batched_enqueue_us_per_call" in row:
+            row["batched_ratio_to_floor"] = med([
+                r["batched_enqueue_us_per_call"] / f["batched_enqueue_us_per_call"]
+                for r, f in zip(rs, floor_runs)])
     out["runs"] = runs
     out["summary"] = summary
-    ours = summary[C_METHODS[DISPATCH1]]["us_per_call"]
+    # The targets are checked on the interleaved measurement (see interleaved_blocks).
+    il = out["interleaved"]["summary"]
     checks = {}
     for m in (VARIANT, DISPATCH1, DISPATCH8):
-        r = summary[C_METHODS[m]]["ratio_to_floor"]
+        r = il[C_METHODS[m]]
         checks[f"{C_METHODS[m]} <= {TARGETS['ours_vs_floor_max']}x floor"] = {
-            "value": r, "pass": r <= TARGETS["ours_vs_floor_max"]}
-        r = summary[C_METHODS[m]].get("batched_ratio_to_floor")
-        if r is not None:
-            checks[f"{C_METHODS[m]} <= {TARGETS['ours_vs_floor_max']}x floor, host only"] = {
-                "value": r, "pass": r <= TARGETS["ours_vs_floor_max"]}
-    if PY_JIT in summary:
-        for m in (DISPATCH1, DISPATCH8):
-            s = summary[PY_JIT]["us_per_call"] / summary[C_METHODS[m]]["us_per_call"]
+            "value": r["ratio_to_floor"], "ci95": r["ratio_ci95"],
+            "pass": r["ratio_to_floor"] <= TARGETS["ours_vs_floor_max"]}
+    if PY_JIT in il:
+        # No launcher that ends in cuLaunchKernel can beat the JIT by more than the JIT beats
+        # cuLaunchKernel itself: that ratio bounds the ">= 5x faster" target on this machine.
+        out["jit_over_floor"] = il[PY_JIT]["ratio_to_floor"]
+        for m in (VARIANT, DISPATCH1, DISPATCH8):
+            r = il[C_METHODS[m]]
             checks[f"{C_METHODS[m]} >= {TARGETS['jit_vs_ours_min']}x faster than the JIT"] = {
-                "value": s, "pass": s >= TARGETS["jit_vs_ours_min"]}
+                "value": r["jit_over_method"], "ci95": r["jit_over_method_ci95"],
+                "pass": r["jit_over_method"] >= TARGETS["jit_vs_ours_min"]}
     out["checks"] = checks
-    raw = summary[C_METHODS[RAW]]
-    out["gpu_bound"] = raw["gpu_us_per_call"] >= 0.9 * raw["us_per_call"]
+    # Who set the pace of the back-to-back loop: the GPU's own time per launch (launches queued
+    # behind a long kernel, so the host is not waited for) against the loop's time per launch.
+    pace = [gpu_pace(h, torch, stream, m) for _ in range(5) for m in (RAW, DISPATCH1)]
+    out["gpu_pace_us_per_launch"] = med(pace)
+    out["host_bound"] = summary[C_METHODS[RAW]]["us_per_call"] > 1.1 * out["gpu_pace_us_per_launch"]
     out["batch"] = BATCH
     return out
 
 
+def median_ci95(values: list) -> tuple:
+    """Distribution-free 95% confidence interval of the median (binomial order statistics)."""
+    v = sorted(values)
+    n = len(v)
+    if n < 6:
+        return (v[0], v[-1]) if v else (None, None)
+    half = 0.98 * n ** 0.5  # 1.96 * sqrt(n) / 2
+    lo, hi = int(n / 2 - half), int(n / 2 + half + 1)
+    return v[max(lo, 0)], v[min(hi, n - 1)]
+
+
+def interleaved_blocks(h, py_methods: dict, torch, rounds: int, block: int) -> dict:
+    """The primary launch-overhead measurement: `rounds` rounds, each timing one block of `block`
+    back-to-back launches of every method (the order rotating every round), with an untimed
+    synchronisation after each round. Pairing the methods within a round (tens of ms apart)
+    cancels the machine's drift, which over a long loop is larger than the effects measured."""
+    steps = [("c", m, name) for m, name in C_METHODS.items()] + [
+        ("py", fn, name) for name, fn in py_methods.items()]
+    per: dict[str, list] = {name: [] for _, _, name in steps}
+    for rnd in range(rounds):
+        k = rnd % len(steps)
+        for kind, what, name in steps[k:] + steps[:k]:
+            if kind == "c":
+                per[name].append(h.block(what, block))
+            else:
+                t0 = time.perf_counter()
+                for _ in range(block):
+                    what()
+                per[name].append(1e6 * (time.perf_counter() - t0) / block)
+        h.sync()
+        torch.cuda.synchronize()
+    floor = per[C_METHODS[RAW]]
+    summary = {}
+    for name, us in per.items():
+        q = sorted(us)
+        ratios = [a / f for a, f in zip(us, floor)]
+        row = {"us_per_call": med(us), "p10_us": q[len(q) // 10], "p90_us": q[(9 * len(q)) // 10],
+               "ratio_to_floor": med(ratios), "ratio_ci95": median_ci95(ratios)}
+        if PY_JIT in per:
+            jit = [j / a for j, a in zip(per[PY_JIT], us)]
+            row["jit_over_method"] = med(jit)
+            row["jit_over_method_ci95"] = median_ci95(jit)
+        summary[name] = row
+    log("interleaved: " + ", ".join(f"{k.split(':')[-1].strip()[:18]} {v['us_per_call']:.2f}"
+                                    for k, v in summary.items()))
+    return {"rounds": rounds, "block": block, "per_round_us": per, "summary": summary}
+
+
+PACE_LAUNCHES = 500  # queued while the GPU sleeps; well below the driver's launch queue depth
+
+
+def gpu_pace(h, torch, stream: int, method: int) -> float:
+    """The GPU's time per launch of the tiny kernel when launches are already queued."""
+    h.time(method, 100)  # warm, synchronised
+    with torch.cuda.stream(torch.cuda.ExternalStream(stream)):
+        torch.cuda._sleep(100_000_000)  # ~50 ms at 2 GHz: far longer than queuing the launches
+    return h.queued(method, PACE_LAUNCHES)
+
+
+def pin_to_one_cpu() -> int | None:
+    """Pins the calling thread to the last CPU it may run on (CPU 0 takes most interrupts)."""
+    try:
+        cpu = max(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpu})
+        return cpu
+    except (AttributeError, OSError):
+        return None
+
+
 def launch_standalone(args) -> dict:
-    """The harness as its own program (no Python, no torch in the process): a cross-check."""
+    """The harness as its own program (no Python, no torch in the process): a cross-check of the
+    interleaved measurement, with the same rounds and blocks."""
     import subprocess
     exe = args.bench_dir / "launch_bench"
-    proc = subprocess.run([str(exe), str(args.bench_dir / "tiny"), str(args.iters), "3"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([str(exe), str(args.bench_dir / "tiny"), str(args.block), str(args.rounds)],
+                          capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise RuntimeError(f"launch_bench exited {proc.returncode}: {proc.stderr[-2000:]}")
     data = json.loads(proc.stdout)
-    summary = {}
+    per: dict[str, dict] = {}
     for run in data["runs"]:
-        summary.setdefault(run["method"], []).append(run["us_per_call"])
-    data["median_us_per_call"] = {k: med(v) for k, v in summary.items()}
-    floor = data["median_us_per_call"].get(lb_name(RAW))
-    if floor:
-        data["ratio_to_floor"] = {k: v / floor for k, v in data["median_us_per_call"].items()}
+        per.setdefault(run["method"], {})[run["round"]] = run["us_per_call"]
+    floor = per[lb_name(RAW)]
+    data["median_us_per_call"] = {k: med(list(v.values())) for k, v in per.items()}
+    data["ratio_to_floor"] = {k: med([v[r] / floor[r] for r in v]) for k, v in per.items()}
+    del data["runs"]  # per-round figures are in the main measurement; keep the JSON small
     return data
 
 
@@ -341,9 +463,9 @@ def matmul_bench(args, torch, state: dict) -> dict:
     src = load_module(args.bench_dir / "matmul" / "matmul.py", "rules_triton_bench_matmul")
     import triton
     jit = src.matmul_kernel
-    # The AOT variant the dispatcher picks for these operands has no M:16/N:16 hints; the JIT
-    # specialises on every argument divisible by 16. The "same hints" JIT does not specialise
-    # M and N, so that both compile the same specialization.
+    # The AOT variant the dispatcher picks for these operands carries M:16 N:16 K:16, the hints
+    # the JIT derives by itself, so the plain JIT compiles the same specialization. The JIT
+    # without M/N specialization is context only: what those two hints are worth.
     jit_same = triton.jit(jit.fn, do_not_specialize=["M", "N"])
 
     sizes = [512, 1024, 2048, 4096] if not args.quick else [1024, 4096]
@@ -439,10 +561,6 @@ def matmul_bench(args, torch, state: dict) -> dict:
     tol = TARGETS["aot_vs_jit_kernel_tol"]
     out["checks"] = {f"AOT kernel time within {100 * tol:.0f}% of the JIT (every size x algo)": {
         "value": [min(ratios), max(ratios)], "pass": all(abs(r - 1) <= tol for r in ratios)}}
-    same = [r.get("aot_over_jit_same_hints") for r in out["rows"] if r.get("aot_over_jit_same_hints")]
-    if same:
-        out["checks"][f"AOT kernel time within {100 * tol:.0f}% of the same-hints JIT"] = {
-            "value": [min(same), max(same)], "pass": all(abs(r - 1) <= tol for r in same)}
     return out
 
 
@@ -497,39 +615,74 @@ def markdown(res: dict) -> str:
              f"Python {env.get('python', '?')}; {res.get('started', '')}. Command: `tools/run_gpu_bench`.", ""]
     la = res.get("launch")
     if la:
-        lines += ["## Launch overhead", "",
-                  f"{la['tiny_kernel']}; {la['iters']} back-to-back launches on one stream, one "
-                  f"synchronisation at the end; median of {la['reps']} repetitions (min-max); every "
-                  f"method in the same process, interleaved. `host only`: the same launches in "
-                  f"batches of {la.get('batch', 64)} with untimed synchronisations between batches "
-                  "(the launch queue never fills, so this is the host cost alone). `GPU`: CUDA "
-                  "events around the whole loop.", ""]
-        if la.get("gpu_bound"):
-            lines += ["The GPU set the pace of the back-to-back loop (its time per launch is the "
-                      "loop's): a one-CTA kernel still costs the GPU a few microseconds per launch "
-                      "in stream order, which hides host-side differences there; the host-only "
-                      "column compares the launch paths themselves.", ""]
-        lines += [
-                  "| method | us/call | ratio to floor | host only us/call | host-only ratio | GPU us/call |",
-                  "|---|---|---|---|---|---|"]
+        lines += ["## Launch overhead", "", f"{la['tiny_kernel']}, every method in the same process."]
+        if la.get("gpu_pace_us_per_launch") is not None:
+            pace = la["gpu_pace_us_per_launch"]
+            who = ("so the host sets the pace of a back-to-back loop: each method's time per "
+                   "call is its host cost" if la.get("host_bound") else
+                   "so the GPU sets the pace of a back-to-back loop and hides host-side "
+                   "differences there")
+            lines += [f"The GPU's own time per launch of this kernel (launches queued behind a "
+                      f"long kernel) is {fmt(pace)} us, {who}."]
+        if la.get("context_lookup_ns"):
+            c = la["context_lookup_ns"]
+            lines += [f"One context lookup, which the runtime does once per launch for its "
+                      f"per-context module cache, costs cuCtxGetCurrent "
+                      f"{fmt(c['cuCtxGetCurrent_ns'], 1)} ns + cuCtxGetId "
+                      f"{fmt(c['cuCtxGetId_ns'], 1)} ns."]
+        lines.append("")
+        il = la.get("interleaved")
+        if il:
+            lines += [f"**Interleaved** (the targets are checked on this): {il['rounds']} rounds; "
+                      f"each round times a block of {il['block']} back-to-back launches of every "
+                      "method, in an order that rotates every round, then synchronises (untimed). "
+                      "Ratios are paired: each round's time over the floor's in the same round, "
+                      "median over rounds, with a distribution-free 95% confidence interval of "
+                      f"the median. The launching thread is pinned to CPU {la.get('pinned_cpu')}.",
+                      "",
+                      "| method | us/call, median (p10-p90) | ratio to floor [95% CI] | JIT / method [95% CI] |",
+                      "|---|---|---|---|"]
+            for name, r in il["summary"].items():
+                lo, hi = r["ratio_ci95"]
+                jlo, jhi = r.get("jit_over_method_ci95", (None, None))
+                lines.append(f"| {name} | {fmt(r['us_per_call'])} ({fmt(r['p10_us'])}-{fmt(r['p90_us'])}) | "
+                             f"**{fmt(r['ratio_to_floor'], 3)}x** [{fmt(lo, 3)}-{fmt(hi, 3)}] | "
+                             f"{fmt(r.get('jit_over_method'))}x [{fmt(jlo)}-{fmt(jhi)}] |")
+            lines.append("")
+        lines += [f"**Long loops** (for comparison): {la['iters']} back-to-back launches per "
+                  f"method in one go, one synchronisation at the end, {la['reps']} repetitions "
+                  "(order rotating), median (min-max) and the median of paired ratios. `host "
+                  f"only`: the same launches in batches of {la.get('batch', 64)} with untimed "
+                  "synchronisations between batches.", "",
+                  "| method | us/call (min-max) | ratio to floor | host only us/call | host-only ratio |",
+                  "|---|---|---|---|---|"]
         for name, r in la["summary"].items():
             lines.append(f"| {name} | {fmt(r['us_per_call'])} ({fmt(r['min_us'])}-{fmt(r['max_us'])}) | "
-                         f"**{fmt(r['ratio_to_floor'])}x** | {fmt(r.get('batched_enqueue_us_per_call'))} | "
-                         f"{fmt(r.get('batched_ratio_to_floor'))} | {fmt(r.get('gpu_us_per_call'))} |")
+                         f"{fmt(r['ratio_to_floor'], 3)}x | "
+                         f"{fmt(r.get('batched_enqueue_us_per_call'))} | "
+                         f"{fmt(r.get('batched_ratio_to_floor'), 3)} |")
         lines += ["", "Upstream's figures on an H100 (from the issue): AOT launcher 4.2 us/call, JIT "
-                  "21.9 us/call.", ""]
+                  "21.9 us/call (JIT / AOT = 5.2x).", ""]
+        if la.get("jit_over_floor") is not None:
+            bound = la["jit_over_floor"]
+            lines += [f"Bound: in the interleaved run the JIT's launch is {fmt(bound)}x raw "
+                      "`cuLaunchKernel`; no launcher that calls `cuLaunchKernel` can be more than "
+                      "that much faster than the JIT on this machine"
+                      + ("; the issue's \"at least 5x faster\" is out of reach of any AOT "
+                         "launcher here." if bound < 5 else "."), ""]
     sa = res.get("launch_standalone")
     if sa and sa.get("ratio_to_floor"):
         lines += ["Cross-check, the harness as its own program (no Python or torch in the process), "
-                  "median of 3: " + ", ".join(f"{k} {v:.2f} us ({sa['ratio_to_floor'][k]:.2f}x)"
+                  f"{sa.get('rounds')} interleaved rounds of {sa.get('block')} launches, median, "
+                  "paired ratio: " + ", ".join(f"{k} {v:.2f} us ({sa['ratio_to_floor'][k]:.3f}x)"
                                               for k, v in sa["median_us_per_call"].items()) + ".", ""]
     mm = res.get("matmul")
     if mm:
         lines += ["## Matmul kernel time: AOT vs Triton JIT (same kernel, same config)", "",
                   f"{mm['dtype']}, square sizes; CUDA events around each launch, {mm['iters']} "
                   f"launches queued behind a GPU busy-wait x {mm['reps']} repetitions, median. "
-                  "`JIT*`: the JIT with `do_not_specialize=[M, N]`, i.e. exactly the hints of the "
-                  "AOT variant.", "",
+                  "`JIT*`: the JIT with `do_not_specialize=[M, N]` (no divisibility hints on M "
+                  "and N), for context only: what the M:16 N:16 hints of the AOT variant are worth.", "",
                   "| size | algo | AOT ms | JIT ms | AOT / JIT | JIT* ms | AOT / JIT* | AOT TFLOP/s | max abs err vs torch |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for r in mm["rows"]:
@@ -570,10 +723,12 @@ def markdown(res: dict) -> str:
     for key in ("launch", "matmul"):
         checks.update((res.get(key) or {}).get("checks", {}))
     if checks:
-        lines += ["## Targets", "", "| target | measured | met |", "|---|---|---|"]
+        lines += ["## Targets", "", "| target | measured [95% CI] | met |", "|---|---|---|"]
         for k, v in checks.items():
             val = v["value"]
-            val = f"{val[0]:.3f}-{val[1]:.3f}" if isinstance(val, list) else f"{val:.2f}"
+            val = f"{val[0]:.3f}-{val[1]:.3f}" if isinstance(val, list) else f"{val:.3f}"
+            if v.get("ci95"):
+                val += f" [{v['ci95'][0]:.3f}-{v['ci95'][1]:.3f}]"
             lines.append(f"| {k} | {val} | {'yes' if v['pass'] else '**no**'} |")
         lines.append("")
     if res.get("errors"):
@@ -593,20 +748,21 @@ def chart(res: dict, path: Path) -> str | None:
     la = res.get("launch")
     ax = axes[0]
     if la:
-        names = list(la["summary"])
-        vals = [la["summary"][n]["us_per_call"] for n in names]
+        launch = (la.get("interleaved") or la)["summary"]
+        names = list(launch)
+        vals = [launch[n]["us_per_call"] for n in names]
         cols = ["#7f7f7f"] + ["#1f77b4"] * 4 + ["#d62728", "#9467bd"]
         ax.barh(range(len(names)), vals, color=cols[:len(names)])
         ax.set_yticks(range(len(names)), [n.replace(" (", "\n(") for n in names], fontsize=8)
         ax.invert_yaxis()
         for i, v in enumerate(vals):
-            ax.text(v, i, f" {v:.2f} us ({la['summary'][names[i]]['ratio_to_floor']:.2f}x)",
+            ax.text(v, i, f" {v:.2f} us ({launch[names[i]]['ratio_to_floor']:.3f}x)",
                     va="center", fontsize=8)
         for (label, v), ls in zip(UPSTREAM_US.items(), (":", "--")):
             ax.axvline(v, color="k", ls=ls, lw=1, label=f"{label}: {v} us (H100)")
         ax.legend(fontsize=7, loc="lower right")
         ax.set_xlim(0, max(vals + list(UPSTREAM_US.values())) * 1.35)
-        ax.set_xlabel("us per launch (N back-to-back, sync at end)")
+        ax.set_xlabel("us per launch (median of interleaved blocks; ratio: paired, to the floor)")
         ax.set_title("Launch overhead, tiny kernel")
     mm = res.get("matmul")
     if mm:
@@ -618,9 +774,6 @@ def chart(res: dict, path: Path) -> str | None:
             rows = [r for r in mm["rows"] if r["algo"] == a]
             xs = [sizes.index(r["size"]) + (a - (n_alg - 1) / 2) * width for r in rows]
             ax.bar(xs, [r["aot_over_jit"] - 1 for r in rows], width, bottom=1, label=f"algo {a}")
-            same = [r.get("aot_over_jit_same_hints") for r in rows]
-            if all(v is not None for v in same):
-                ax.plot(xs, same, "kD", ms=4, label="vs JIT with the AOT hints" if a == 0 else None)
         tol = TARGETS["aot_vs_jit_kernel_tol"]
         ax.axhspan(1 - tol, 1 + tol, color="green", alpha=0.12, label="target +-2%")
         ax.axhline(1, color="k", lw=0.8)
@@ -629,7 +782,7 @@ def chart(res: dict, path: Path) -> str | None:
         ax.set_ylim(lo - 0.01, hi + 0.01)
         ax.set_xticks(range(len(sizes)), [str(s) for s in sizes])
         ax.set_xlabel("M = N = K")
-        ax.set_ylabel("AOT time / JIT time (bars: JIT as called; diamonds: same hints)")
+        ax.set_ylabel("AOT time / JIT time (same kernel, config and hints)")
         ax.set_title("Matmul kernel time, AOT vs Triton JIT")
         ax.legend(fontsize=7)
         ax = axes[2]
@@ -670,14 +823,29 @@ def main() -> int:
     p.add_argument("--out", type=Path, default=None)
     p.add_argument("--iters", type=int, default=100000)
     p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=200,
+                   help="rounds of the interleaved launch measurement")
+    p.add_argument("--block", type=int, default=1000,
+                   help="launches per method per round of the interleaved measurement")
     p.add_argument("--mm-iters", type=int, default=10)
     p.add_argument("--mm-reps", type=int, default=5)
     p.add_argument("--quick", action="store_true", help="fewer iterations and sizes (smoke test)")
     p.add_argument("--skip", action="append", default=[],
                    help="launch, matmul, standalone or sizes (repeatable)")
+    p.add_argument("--render", type=Path, default=None, metavar="GPU_JSON",
+                   help="measure nothing: write gpu.md and gpu.png from an earlier gpu.json "
+                        "(no GPU needed)")
     args = p.parse_args()
+    if args.render is not None:
+        res = json.loads(args.render.read_text())
+        out_dir = args.out or args.render.parent
+        (out_dir / "gpu.md").write_text(markdown(res))
+        err = chart(res, out_dir / "gpu.png")
+        log(err or f"wrote {out_dir}/gpu.md, gpu.png from {args.render}")
+        return 0 if not err else 1
     if args.quick:
         args.iters, args.reps, args.mm_iters, args.mm_reps = 2000, 2, 5, 2
+        args.rounds, args.block = 10, 200
     out_dir = args.out or default_out()
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.time()

@@ -27,6 +27,8 @@ typedef CUresult (*pfn_device_get)(CUdevice *, int);
 typedef CUresult (*pfn_device_get_attribute)(int *, CUdevice_attribute, CUdevice);
 typedef CUresult (*pfn_primary_ctx_retain)(CUcontext *, CUdevice);
 typedef CUresult (*pfn_ctx_set_current)(CUcontext);
+typedef CUresult (*pfn_ctx_get_current)(CUcontext *);
+typedef CUresult (*pfn_ctx_get_id)(CUcontext, unsigned long long *);
 typedef CUresult (*pfn_mem_alloc)(CUdeviceptr *, size_t);
 typedef CUresult (*pfn_stream_create)(CUstream *, unsigned int);
 typedef CUresult (*pfn_stream_synchronize)(CUstream);
@@ -54,6 +56,8 @@ static struct {
   pfn_device_get_attribute device_get_attribute;
   pfn_primary_ctx_retain primary_ctx_retain;
   pfn_ctx_set_current ctx_set_current;
+  pfn_ctx_get_current ctx_get_current;
+  pfn_ctx_get_id ctx_get_id;
   pfn_mem_alloc mem_alloc;
   pfn_stream_create stream_create;
   pfn_stream_synchronize stream_synchronize;
@@ -158,6 +162,8 @@ int lb_init(int device, const char *cubin_dir) {
   RESOLVE(device_get_attribute, "cuDeviceGetAttribute");
   RESOLVE(primary_ctx_retain, "cuDevicePrimaryCtxRetain");
   RESOLVE(ctx_set_current, "cuCtxSetCurrent");
+  RESOLVE(ctx_get_current, "cuCtxGetCurrent");
+  RESOLVE(ctx_get_id, "cuCtxGetId");
   RESOLVE(mem_alloc, "cuMemAlloc_v2");
   RESOLVE(stream_create, "cuStreamCreate");
   RESOLVE(stream_synchronize, "cuStreamSynchronize");
@@ -397,6 +403,63 @@ int lb_time_batched(int method, long iters, long batch, double *enqueue_s) {
     if ((r = sync_stream()) != CUDA_SUCCESS) return cu_fail(r, "cuStreamSynchronize");
   }
   *enqueue_s = total;
+  return 0;
+}
+
+int lb_time_block(int method, long iters, double *host_s) {
+  int rc;
+  CUresult r;
+  if ((rc = check_method(method))) return rc;
+  if (method == LB_RAW && (rc = load_raw())) return rc;
+  double t0 = now_s();
+  r = run_loop(method, iters);
+  *host_s = now_s() - t0;
+  if (r != CUDA_SUCCESS) return cu_fail(r, lb_method_name(method));
+  return 0;
+}
+
+int lb_sync(void) {
+  CUresult r;
+  if (!lb.ready) return fail(-1, "lb_init has not succeeded%s", "");
+  if ((r = sync_stream()) != CUDA_SUCCESS) return cu_fail(r, "cuStreamSynchronize");
+  return 0;
+}
+
+int lb_time_queued(int method, long iters, double *gpu_s) {
+  int rc;
+  CUresult r;
+  float ms = 0;
+  if ((rc = check_method(method))) return rc;
+  if (lb.fake) return fail(-1, "lb_time_queued needs a real GPU%s", "");
+  if (method == LB_RAW && (rc = load_raw())) return rc;
+  if ((r = lb.event_record(lb.ev0, lb.stream)) != CUDA_SUCCESS) return cu_fail(r, "cuEventRecord");
+  if ((r = run_loop(method, iters)) != CUDA_SUCCESS) return cu_fail(r, lb_method_name(method));
+  if ((r = lb.event_record(lb.ev1, lb.stream)) != CUDA_SUCCESS) return cu_fail(r, "cuEventRecord");
+  if ((r = sync_stream()) != CUDA_SUCCESS) return cu_fail(r, "cuStreamSynchronize");
+  if ((r = lb.event_elapsed_time(&ms, lb.ev0, lb.ev1)) != CUDA_SUCCESS)
+    return cu_fail(r, "cuEventElapsedTime");
+  *gpu_s = 1e-3 * ms;
+  return 0;
+}
+
+int lb_time_context_lookup(long iters, double *get_current_ns, double *get_id_ns) {
+  CUcontext ctx = NULL;
+  unsigned long long id = 0, sum = 0;
+  CUresult r;
+  if (!lb.ready) return fail(-1, "lb_init has not succeeded%s", "");
+  if (!lb.ctx_get_current || !lb.ctx_get_id)
+    return fail(-1, "libcuda.so.1 lacks cuCtxGetCurrent or cuCtxGetId%s", "");
+  double t0 = now_s();
+  for (long i = 0; i < iters; ++i)
+    if ((r = lb.ctx_get_current(&ctx)) != CUDA_SUCCESS) return cu_fail(r, "cuCtxGetCurrent");
+  double t1 = now_s();
+  for (long i = 0; i < iters; ++i) {
+    if ((r = lb.ctx_get_id(ctx, &id)) != CUDA_SUCCESS) return cu_fail(r, "cuCtxGetId");
+    sum += id; /* keeps the loop from being optimised away */
+  }
+  double t2 = now_s();
+  *get_current_ns = 1e9 * (t1 - t0) / (double)iters;
+  *get_id_ns = 1e9 * (t2 - t1) / (double)iters + 0.0 * (double)sum;
   return 0;
 }
 

@@ -46,6 +46,20 @@ LB_API int lb_time(int method, long iters, double *enqueue_s, double *total_s, d
  * summed enqueue time only: the host cost per launch with a never-full launch queue. */
 LB_API int lb_time_batched(int method, long iters, long batch, double *enqueue_s);
 
+/* `iters` launches with no warm-up and no synchronisation: the host time until the last launch
+ * returned (for short blocks interleaved between methods; the caller synchronises with lb_sync). */
+LB_API int lb_time_block(int method, long iters, double *host_s);
+LB_API int lb_sync(void);
+
+/* `iters` launches with no warm-up and no synchronisation before them, CUDA events around them:
+ * queued behind a long kernel the caller put on the stream first, this is the GPU's own time per
+ * launch (the pace the GPU could keep), host cost excluded. Real GPU only. */
+LB_API int lb_time_queued(int method, long iters, double *gpu_s);
+
+/* Host cost of the two driver calls the runtime makes per launch to find the current context's
+ * cache key: `iters` calls of cuCtxGetCurrent, then of cuCtxGetId; nanoseconds per call. */
+LB_API int lb_time_context_lookup(long iters, double *get_current_ns, double *get_id_ns);
+
 /* Addresses of the device buffers and the stream (for callers that launch the same kernel
  * themselves, e.g. the dispatcher through ctypes). */
 LB_API int lb_buffers(unsigned long long *x, unsigned long long *y, unsigned long long *out,

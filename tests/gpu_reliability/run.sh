@@ -122,11 +122,16 @@ else
     record memcheck:examples FAIL 0 "$gpu/bin/app is missing: run tools/pack_gpu"
   fi
   if [[ -f "$gpu/tests/run_all.py" ]]; then
-    # every example kernel through ctypes; test_binaries.py is covered by the steps above
+    # every example kernel through ctypes; test_binaries.py is covered by the steps above.
+    # Each step's own summary goes to a scratch folder: $OUT/gpu_test_summary.json is the full
+    # examples run's (tools/run_gpu_tests step 1) and must not be overwritten by these subsets.
+    step_json_dir=$(mktemp -d)
     for k in api add scale softmax matmul scalars big_smem; do
       PYTORCH_NO_CUDA_MEMORY_CACHING=1 run_step "memcheck:kernel:$k" sanitizer "${cs[@]}" --tool memcheck \
-        "$python" "$gpu/tests/run_all.py" --gpu-dir "$gpu" --no-pytest -k "test_$k"
+        "$python" "$gpu/tests/run_all.py" --gpu-dir "$gpu" --no-pytest -k "test_$k" \
+        --json "$step_json_dir/$k.json"
     done
+    rm -rf "$step_json_dir"
   fi
 fi
 

@@ -111,7 +111,12 @@ def test_variant_header_prototypes():
     assert "double" not in h_text
     assert '__attribute__((visibility("hidden"))) CUresult load_mk_a0_sm90(void);' in h_text
     assert 'extern "C"' in h_text and "#ifndef RULES_TRITON_VARIANT_MK_A0_SM90_H_" in h_text
-    assert "void *trt_params[5] = {&x_ptr, &n, &alpha, NULL, NULL};" in c_text
+    assert ("void *trt_params[5] = {&x_ptr, &n, &alpha, &trt_scratch[0], &trt_scratch[1]};"
+            in c_text)
+    # the dispatcher's entry is internal to the library whatever the export setting
+    assert ('__attribute__((visibility("hidden"))) CUresult trt_dispatch_mk_a0_sm90('
+            in c_text)
+    assert "trt_dispatch_" not in h_text
     for bad in ("exit(", "abort(", "printf(", "assert("):
         assert bad not in c_text
 

@@ -57,8 +57,8 @@ def test_output_does_not_depend_on_input_order(tmp_path):
 
 
 def _selector_order(c_text: str, algo: int, arch: int) -> list[str]:
-    body = c_text.split(f"trt_select_add_a{algo}_sm{arch}(CUstream")[1].split("\n}\n")[0]
-    return re.findall(r"return (add_\w+)\(", body)
+    body = c_text.split(f"trt_select_add_a{algo}_sm{arch}(const trt_driver")[1].split("\n}\n")[0]
+    return re.findall(r"return trt_dispatch_(add_\w+)\(", body)
 
 
 def test_variants_most_specialised_first(tmp_path):

@@ -105,6 +105,18 @@ int main(void) {
   /* device SM is looked up once per context, not on every launch */
   CHECK_EQ(fake_cuda_call_count("cuCtxGetDevice"), 1 + 4);
 
+  /* a dispatched launch asks the driver for the context once: the variant reuses the key the
+   * dispatcher looked up (a variant launcher called on its own looks it up itself) */
+  {
+    int cur = fake_cuda_call_count("cuCtxGetCurrent"), id = fake_cuda_call_count("cuCtxGetId");
+    n0 = fake_cuda_num_launches();
+    CHECK_EQ(add(s, A, A, A, 1024, 1, 0), CUDA_SUCCESS);
+    CHECK_EQ(add(s, A, A, A, 1000, 1, 0), CUDA_SUCCESS); /* third variant: two hint checks fail */
+    CHECK_EQ(fake_cuda_num_launches(), n0 + 2);
+    CHECK_EQ(fake_cuda_call_count("cuCtxGetCurrent"), cur + 2);
+    CHECK_EQ(fake_cuda_call_count("cuCtxGetId"), id + 2);
+  }
+
   /* load_add loads everything of the selected target (already loaded: no new loads) */
   CHECK_EQ(load_add(), CUDA_SUCCESS);
   CHECK_EQ(fake_cuda_num_loads(), 4);
