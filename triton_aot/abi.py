@@ -8,6 +8,7 @@ Deliberate differences from upstream triton/tools/compile.py:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from triton_aot.errors import UserError
@@ -54,9 +55,10 @@ def c_type(triton_type: str) -> CType:
                         f"{', '.join(SCALARS)} or a pointer *T") from None
 
 
-# Kernel parameter names become C parameter names verbatim, so names that C or C++ reserve,
-# or that the generated C needs itself (its types, cuda.h, the trt_ prefix), cannot be used.
-# (`stream` and `algo_id` are fine: codegen renames its own parameters then.)
+# One list of names that generated C cannot use for its identifiers (kernel parameters, the
+# library name, variant symbols): C11 and C++20 keywords, and names the generated C needs itself
+# (its types, cuda.h's, <stdint.h>'s). (`stream` and `algo_id` are fine: the generated C renames
+# its own parameters then.)
 C_RESERVED = frozenset("""
     auto bool break case char const continue default do double else enum extern false float for
     goto if inline int long register restrict return short signed sizeof static struct switch
@@ -66,6 +68,8 @@ C_RESERVED = frozenset("""
     operator private protected public reinterpret_cast requires static_assert static_cast
     template this thread_local throw try typeid typename using virtual wchar_t
     and and_eq bitand bitor compl not not_eq or or_eq xor xor_eq
+    _Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn _Static_assert
+    _Thread_local
     NULL int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t size_t
     CUdeviceptr CUstream CUresult CUcontext CUmodule CUfunction
     main errno uintptr_t unix linux CUDAAPI
@@ -113,14 +117,33 @@ C_MACROS = frozenset("""
     cuStreamWaitValue64 cuStreamWriteValue32 cuStreamWriteValue64 cuTexRefGetAddress
     cuTexRefSetAddress cuTexRefSetAddress2D false linux sched_priority true unix
 """.split())
-C_RESERVED_PREFIXES = ("trt_", "CU_", "CUDA_")
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def check_c_identifier(name: object, what: str) -> str:
+    """The one identifier check: `name` can be a C identifier of the generated code, or a
+    UserError says why not (`what` names the flag, field or parameter)."""
+    if not isinstance(name, str) or not _IDENT.match(name):
+        raise UserError(f"{what} {name!r} is not a valid C identifier; use letters, digits and _ "
+                        "(not starting with a digit)")
+    if name in C_RESERVED or name in C_MACROS or (
+            len(name) > 1 and name[0] == "_" and (name[1].isupper() or name[1] == "_")):
+        raise UserError(f"{what} {name!r} is a reserved C/C++ name; rename it")
+    if name.lower().startswith("trt_"):
+        raise UserError(f"{what} {name!r}: the trt_ prefix is reserved for generated code; "
+                        "rename it")
+    if name.startswith(("CU_", "CUDA_", "RULES_TRITON_")):
+        raise UserError(f"{what} {name!r}: the CU_/CUDA_ prefixes belong to cuda.h (and "
+                        "RULES_TRITON_ to the generated headers); rename it")
+    return name
 
 
 def check_c_parameter_name(name: str) -> None:
     """Rejects kernel parameter names that cannot be C parameter names."""
-    if name in C_RESERVED or name in C_MACROS or name.lower().startswith("trt_") or \
-            name.startswith(("__", "RULES_TRITON_") + C_RESERVED_PREFIXES) or (
-            len(name) > 1 and name[0] == "_" and name[1].isupper()):
+    try:
+        check_c_identifier(name, "kernel parameter")
+    except UserError:
         raise UserError(f"kernel parameter {name!r} cannot be used as a C parameter name "
                         "(C/C++ keyword or reserved name, or a name the launcher uses itself); "
-                        "rename the parameter in the kernel")
+                        "rename the parameter in the kernel") from None

@@ -1,41 +1,35 @@
-"""`python -m triton_aot.compile`: one kernel specialisation -> cubin/IR + metadata JSON + C/H.
+"""`python -m triton_aot.compile`: one kernel specialisation -> variant record (JSON), cubin and
+IR, and optionally a standalone variant C/H (upstream compile.py style).
 
-Flags are documented in docs/design.md. Every flag set is parsed into a fresh absl
-FlagValues (never the global FLAGS), so the persistent worker (`--persistent_worker`, see
-worker.py) can run many requests in one process without state leaking between them.
-
-Arguments may come from files: `--flagfile=PATH` (absl format: one flag per line, `#`
-comments) or `@PATH` (Bazel "multiline" param file: one argument per line).
+Flags are documented in docs/design.md; the command-line convention (flag files, errors, exit
+codes) is triton_aot.cli's. `--persistent_worker` serves Bazel's JSON worker protocol
+(worker.py), one fresh flag set per request.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
-import shlex
 import sys
 import tempfile
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence, TextIO
 
 from absl import flags
 
-from triton_aot import abi
+from triton_aot import abi, cli
 from triton_aot.errors import UserError, flag_error
-from triton_aot.metadata import ArgInfo, TargetInfo, VariantMetadata
+from triton_aot.variant import Arg, LaunchConfig, Target, VariantRecord
 
 if TYPE_CHECKING:
-    from triton_aot.compiler import CompiledVariant, Target
+    from triton_aot.triton_adapter import CompiledVariant
     from triton_aot.grid import Grid
     from triton_aot.signature import BoundSignature
 
 OUTPUT_FLAGS = ("out_c", "out_h", "out_json", "out_ptx", "out_ttir", "out_ttgir", "out_llir",
                 "out_cubin", "out_sass")
-REQUIRED_FLAGS = ("kernel_path", "kernel_name", "signature", "grid", "num_warps", "num_stages",
-                  "target", "symbol")
+REQUIRED_FLAGS = ("kernel_path", "kernel_name", "signature", "grid", "target", "symbol")
 
 
 def define_flags(fv: flags.FlagValues) -> None:
@@ -50,8 +44,9 @@ def define_flags(fv: flags.FlagValues) -> None:
     s("constexprs", "", "Constexpr values: 'BLOCK=128,DTYPE=tl.float16'.", flag_values=fv)
     s("grid", None, "1 to 3 grid expressions over integer arguments: 'cdiv(n, 128), 1, 1'.",
       flag_values=fv)
-    i("num_warps", None, "Warps per CTA (power of two, 1..32).", flag_values=fv)
-    i("num_stages", None, "Software pipelining stages.", flag_values=fv)
+    # Defaults as upstream triton/tools/compile.py's, so its command lines keep their meaning.
+    i("num_warps", 1, "Warps per CTA (power of two, 1..32).", flag_values=fv)
+    i("num_stages", 3, "Software pipelining stages.", flag_values=fv)
     i("num_ctas", 1, "CTAs per cluster (sm_90+ for > 1).", flag_values=fv)
     b("launch_cooperative_grid", False, "Launch as a cooperative grid.", flag_values=fv)
     b("launch_pdl", False, "Launch with programmatic dependent launch.", flag_values=fv)
@@ -69,9 +64,8 @@ def define_flags(fv: flags.FlagValues) -> None:
         s(name, None, f"Write the {name[4:]} output to this file.", flag_values=fv)
     flags.DEFINE_multi_string("import_path", [], "Extra sys.path root for imports of the "
                               "kernel file (repeatable).", flag_values=fv)
-    b("verbose", False, "Print tracebacks with errors.", flag_values=fv)
-    b("persistent_worker", False, "Run as a Bazel persistent worker (JSON protocol).",
-      flag_values=fv)
+    b("persistent_worker", False, "Run as a Bazel persistent worker (JSON protocol); given "
+      "at start-up, not per request.", flag_values=fv)
 
 
 @dataclass(frozen=True)
@@ -100,46 +94,8 @@ class ToolArgs:
     verbose: bool
 
 
-def expand_param_files(argv: Sequence[str]) -> list[str]:
-    """Expands `@PATH` arguments; `--flagfile=` is left to absl.
-
-    One argument per line: Bazel's "multiline" param file format, and also its default
-    "shell" format, whose lines are single-quoted (shell-escaped) when they need to be.
-    """
-    out = []
-    for arg in argv:
-        if not (arg.startswith("@") and len(arg) > 1):
-            out.append(arg)
-            continue
-        try:
-            text = Path(arg[1:]).read_text(encoding="utf-8")
-        except OSError as e:
-            raise UserError(f"cannot read param file {arg[1:]!r}: {e.strerror}") from None
-        for line in text.splitlines():
-            if line.startswith("'"):
-                try:
-                    words = shlex.split(line)
-                except ValueError:
-                    words = []
-                if len(words) != 1:
-                    raise UserError(f"param file {arg[1:]!r}: cannot unquote line {line!r}")
-                line = words[0]
-            if line:
-                out.append(line)
-    return out
-
-
-def parse_args(argv: Sequence[str]) -> ToolArgs:
-    """argv without the program name."""
-    fv = flags.FlagValues()
-    define_flags(fv)
-    try:
-        rest = fv(["triton_aot.compile"] + expand_param_files(argv))
-    except flags.Error as e:
-        raise UserError(f"{e}; see `python -m triton_aot.compile --help`") from None
-    if len(rest) > 1:
-        raise UserError(f"unexpected positional argument {rest[1]!r}; all inputs are flags "
-                        "(e.g. --kernel_path=FILE)")
+def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
+    """Parsed flags -> plain data, detached from absl."""
     missing = [f"--{name}" for name in REQUIRED_FLAGS if getattr(fv, name) is None]
     if missing:
         raise UserError(f"missing required flag(s): {', '.join(missing)}")
@@ -155,38 +111,25 @@ def parse_args(argv: Sequence[str]) -> ToolArgs:
         outputs=outputs, import_paths=tuple(fv.import_path), verbose=fv.verbose)
 
 
-def help_text() -> str:
-    fv = flags.FlagValues()
-    define_flags(fv)
-    return ("usage: python -m triton_aot.compile --kernel_path=K.py --kernel_name=NAME "
-            "--signature=... --grid=... --num_warps=N --num_stages=N --target=cuda:SM "
-            "--symbol=SYM --out_json=F.json ...\n\n" + fv.get_help() + "\n")
-
-
 # --------------------------------------------------------------------------- the work
-
-_C_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-
-
-def _check_symbol(symbol: str) -> None:
-    if not _C_IDENT.match(symbol) or symbol in abi.C_RESERVED:
-        raise flag_error("symbol", f"{symbol!r} is not a valid C identifier",
-                         "use letters, digits and _ (not starting with a digit)")
-
 
 def run(args: ToolArgs) -> None:
     """Compiles and writes the requested outputs; raises UserError on any input problem."""
-    from triton_aot.compiler import (CompileOptions, check_options, compile_kernel,
-                                     hermetic_env, parse_target)
     from triton_aot.grid import parse_grid
     from triton_aot.kernel_loader import load_kernel
     from triton_aot.signature import bind, parse_constexprs, parse_hints, parse_signature
+    from triton_aot.triton_adapter import (CompileOptions, check_options, compile_kernel,
+                                           hermetic_env, parse_target)
 
     # cheap checks first: they need neither triton nor the kernel
     if not args.outputs:
         raise UserError("no output requested; pass at least one of "
                         + ", ".join(f"--{f}" for f in OUTPUT_FLAGS))
-    _check_symbol(args.symbol)
+    try:
+        abi.check_c_identifier(args.symbol, "--symbol")
+    except UserError:
+        raise flag_error("symbol", f"{args.symbol!r} is not a valid C identifier",
+                         "use letters, digits and _ (not starting with a digit)") from None
     target = parse_target(args.target)
     opts = CompileOptions(args.num_warps, args.num_stages, args.num_ctas,
                           args.launch_cooperative_grid, args.launch_pdl)
@@ -194,7 +137,6 @@ def run(args: ToolArgs) -> None:
     entries = parse_signature(args.signature)
     hints = parse_hints(args.hints)
     constexprs = parse_constexprs(args.constexprs)
-    render_variant = _codegen() if {"out_c", "out_h"} & set(args.outputs) else None
 
     with hermetic_env(), load_kernel(args.kernel_path, args.kernel_name,
                                      args.import_paths) as kernel:
@@ -203,17 +145,18 @@ def run(args: ToolArgs) -> None:
         compiled = compile_kernel(kernel, sig, target, opts,
                                   want_sass="out_sass" in args.outputs)
 
-    meta = build_metadata(args, kernel.file_name, target, sig, grid, compiled)
+    record = build_record(args, kernel.file_name, target, sig, grid, compiled)
     files: dict[str, bytes] = {}
-    if render_variant is not None:
+    if {"out_c", "out_h"} & set(args.outputs):
+        from triton_aot import c_variant
         try:
-            c_text, h_text = render_variant(meta.to_dict(), compiled.cubin,
-                                            compiled.ptx if args.embed_ptx else None,
-                                            template_dir=args.template_dir)
-        except (ValueError, OSError) as e:  # codegen.CodegenError, unreadable templates
+            c_text, h_text = c_variant.render(record, compiled.cubin,
+                                              compiled.ptx if args.embed_ptx else None,
+                                              template_dir=args.template_dir)
+        except UserError as e:
             raise UserError(f"--out_c/--out_h: C generation failed: {e}") from e
         files["out_c"], files["out_h"] = c_text.encode(), h_text.encode()
-    files["out_json"] = meta.to_json().encode()
+    files["out_json"] = record.to_json().encode()
     files["out_cubin"] = compiled.cubin
     for name in ("ptx", "ttir", "ttgir", "llir", "sass"):
         text = getattr(compiled, name)
@@ -225,48 +168,43 @@ def run(args: ToolArgs) -> None:
         write_atomic(path, files[flag])
 
 
-def _codegen():
-    try:
-        from triton_aot.codegen import render_variant
-    except ImportError as e:
-        raise UserError(f"--out_c/--out_h: C generation (triton_aot.codegen) is unavailable: "
-                        f"{e}") from e
-    return render_variant
+def _relative_to_record(args: ToolArgs, flag: str) -> str | None:
+    """Where the record's reader finds output `flag`: relative to the record's folder, so the
+    record holds no absolute path and moves with its images."""
+    path = args.outputs.get(flag)
+    if path is None or "out_json" not in args.outputs:
+        return None
+    base = os.path.dirname(os.path.abspath(args.outputs["out_json"]))
+    return os.path.relpath(os.path.abspath(path), base)
 
 
-def build_metadata(args: ToolArgs, kernel_file: str, target: "Target", sig: "BoundSignature",
-                   grid: "Grid", compiled: "CompiledVariant") -> VariantMetadata:
-    arg_infos = []
+def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature",
+                 grid: "Grid", compiled: "CompiledVariant") -> VariantRecord:
+    arg_records = []
     for a in sig.args:
         if a.is_constexpr:
-            arg_infos.append(ArgInfo(a.name, "constexpr", True, value=a.value.value,
-                                     value_repr=a.value.repr))
+            arg_records.append(Arg(a.name, "constexpr", None, a.value.value, a.value.repr))
         else:
-            arg_infos.append(ArgInfo(a.name, a.type, False, ctype=abi.c_type(a.type).ctype,
-                                     hint=a.hint))
-    return VariantMetadata(
+            arg_records.append(Arg(a.name, a.type, a.hint))
+    return VariantRecord(
         symbol=args.symbol,
         kernel_name=compiled.entry_name,
         kernel_file=kernel_file,
-        target=TargetInfo(target.backend, target.arch, target.warp_size),
+        target=Target(target.backend, target.arch, target.warp_size),
         algo_index=args.algo_index,
-        args=tuple(arg_infos),
-        constexprs={a.name: a.value.repr for a in sig.args if a.is_constexpr},
-        num_warps=compiled.num_warps,
-        num_stages=args.num_stages,
-        num_ctas=compiled.num_ctas,
-        launch_cooperative_grid=args.launch_cooperative_grid,
-        launch_pdl=args.launch_pdl,
+        args=tuple(arg_records),
+        launch=LaunchConfig(compiled.num_warps, args.num_stages, compiled.num_ctas,
+                            args.launch_cooperative_grid, args.launch_pdl),
         shared=compiled.shared,
-        global_scratch_size=compiled.global_scratch_size,
-        global_scratch_align=compiled.global_scratch_align,
-        profile_scratch_size=compiled.profile_scratch_size,
-        profile_scratch_align=compiled.profile_scratch_align,
+        global_scratch=(compiled.global_scratch_size, compiled.global_scratch_align),
+        profile_scratch=(compiled.profile_scratch_size, compiled.profile_scratch_align),
         grid=grid.source,
         grid_c=grid.c,
         triton_version=compiled.triton_version,
+        cubin_file=_relative_to_record(args, "out_cubin"),
         cubin_sha256=hashlib.sha256(compiled.cubin).hexdigest(),
         cubin_size=len(compiled.cubin),
+        ptx_file=_relative_to_record(args, "out_ptx") if args.embed_ptx else None,
         ptx_embedded=bool(args.embed_ptx),
         export_symbols=bool(args.export_symbols),
     )
@@ -291,39 +229,32 @@ def write_atomic(path: str, data: bytes) -> None:
 # --------------------------------------------------------------------------- entry points
 
 
+def _run(fv: flags.FlagValues, _: list[str]) -> None:
+    run(to_tool_args(fv))
+
+
+TOOL = cli.Tool(
+    module="triton_aot.compile",
+    usage="python -m triton_aot.compile --kernel_path=K.py --kernel_name=NAME --signature=... "
+          "--grid=... --target=cuda:SM --symbol=SYM --out_json=F.json --out_cubin=F.cubin ...",
+    define_flags=define_flags,
+    run=_run,
+)
+
+
 def run_command_line(argv: Sequence[str], err: TextIO) -> int:
     """Parses `argv` (without program name), runs, reports to `err`; returns the exit code."""
-    verbose = "--verbose" in argv
-    try:
-        args = parse_args(argv)
-        verbose = args.verbose
-        run(args)
-        return 0
-    except UserError as e:
-        if verbose:
-            traceback.print_exc(file=err)
-        err.write(f"error: {e.message}\n")
-    except Exception as e:  # a bug in this tool or in triton: still one message, exit 1
-        if verbose:
-            traceback.print_exc(file=err)
-        err.write(f"error: internal error in triton_aot: {type(e).__name__}: {e}"
-                  + ("" if verbose else " (rerun with --verbose for the traceback)") + "\n")
-    err.flush()
-    return 1
+    return cli.run_command_line(TOOL, argv, err)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    sys.dont_write_bytecode = True
-    if "--help" in argv or "-h" in argv or "--helpfull" in argv:
-        sys.stdout.write(help_text())
-        return 0
     if "--persistent_worker" in argv:
         from triton_aot import worker
         startup = [a for a in argv if a != "--persistent_worker"]
         return worker.serve(lambda request_args: run_command_line(startup + request_args,
                                                                   sys.stderr))
-    return run_command_line(argv, sys.stderr)
+    return cli.main(TOOL, argv)
 
 
 if __name__ == "__main__":

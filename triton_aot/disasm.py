@@ -3,13 +3,16 @@
 A separate Bazel action (TritonSass), so the disassembler only runs when the `sass` output group
 is asked for. It uses the cuobjdump shipped inside the triton wheel: no CUDA toolkit, no GPU.
 """
+
+from __future__ import annotations
+
 import sys
 from pathlib import Path
 
-from absl import app, flags
+from absl import flags
 
+from triton_aot import cli
 from triton_aot.errors import UserError
-
 
 
 def disassemble(cubin: bytes, flag: str = "--cubin") -> str:
@@ -19,31 +22,34 @@ def disassemble(cubin: bytes, flag: str = "--cubin") -> str:
     try:
         sass = get_sass(cubin)
     except Exception as e:  # cuobjdump missing or failing: say which, without a traceback
-        raise UserError(f"{flag}: disassembling the cubin with the triton wheel's cuobjdump failed: {e}") from e
+        raise UserError(f"{flag}: disassembling the cubin with the triton wheel's cuobjdump "
+                        f"failed: {e}") from e
     if not sass:
         raise UserError(f"{flag}: cuobjdump found no function in the cubin")
     return sass
 
 
-def main(argv: list[str]) -> int:
-    cubin, out = flags.FLAGS.cubin, flags.FLAGS.out
-    if len(argv) > 1:
-        print(f"error: unexpected arguments {argv[1:]}; use --cubin and --out", file=sys.stderr)
-        return 1
-    if not cubin or not out:
-        print("error: --cubin and --out are required", file=sys.stderr)
-        return 1
-    try:
-        sass = disassemble(Path(cubin).read_bytes())
-    except (UserError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    Path(out).write_text(sass)
-    return 0
+def define_flags(fv: flags.FlagValues) -> None:
+    flags.DEFINE_string("cubin", None, "The cubin to disassemble.", flag_values=fv)
+    flags.DEFINE_string("out", None, "Where to write the SASS text.", flag_values=fv)
 
+
+def _run(fv: flags.FlagValues, _: list[str]) -> None:
+    cli.require(fv, "cubin", "out")
+    try:
+        cubin = Path(fv.cubin).read_bytes()
+    except OSError as e:
+        raise UserError(f"--cubin: cannot read {fv.cubin}: {e.strerror}") from None
+    sass = disassemble(cubin)
+    try:
+        Path(fv.out).write_text(sass)
+    except OSError as e:
+        raise UserError(f"--out: cannot write {fv.out}: {e.strerror}") from None
+
+
+TOOL = cli.Tool(module="triton_aot.disasm",
+                usage="python -m triton_aot.disasm --cubin=F.cubin --out=F.sass",
+                define_flags=define_flags, run=_run)
 
 if __name__ == "__main__":
-    # Flags are defined only when run as a program: triton_aot.compiler imports disassemble().
-    flags.DEFINE_string("cubin", None, "The cubin to disassemble.")
-    flags.DEFINE_string("out", None, "Where to write the SASS text.")
-    app.run(main)
+    sys.exit(cli.main(TOOL))

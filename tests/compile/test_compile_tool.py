@@ -21,17 +21,12 @@ HERE = Path(__file__).resolve().parent
 KERNELS = HERE / "kernels"
 REPO = Path(triton_aot.__file__).resolve().parent.parent
 
-try:
-    import triton_aot.codegen  # noqa: F401  (written separately; C outputs tested when present)
-    HAVE_CODEGEN = True
-except ImportError:
-    HAVE_CODEGEN = False
 
 JSON_KEYS = ["format", "symbol", "kernel_name", "kernel_file", "target", "algo_index", "args",
              "constexprs", "num_warps", "num_stages", "num_ctas", "launch_cooperative_grid",
              "launch_pdl", "shared", "global_scratch_size", "global_scratch_align",
              "profile_scratch_size", "profile_scratch_align", "grid", "grid_c", "triton_version",
-             "cubin_sha256", "cubin_size", "ptx_embedded"]
+             "cubin_file", "cubin_sha256", "cubin_size", "ptx_embedded", "ptx_file"]
 
 ADD_FLAGS = ["--kernel_name=add_kernel", "--signature=*fp32:16, *fp32:16, *fp32:16, i32, BLOCK",
              "--constexprs=BLOCK=1024", "--grid=cdiv(n, 1024)", "--num_warps=4",
@@ -64,7 +59,7 @@ def assert_ok(proc):
 @pytest.fixture(scope="module")
 def add80(tmp_path_factory):
     out = tmp_path_factory.mktemp("add80")
-    names = ADD_OUTPUTS + ["sass"] + (["c", "h"] if HAVE_CODEGEN else [])
+    names = ADD_OUTPUTS + ["sass"] + ["c", "h"]
     proc = tool([f"--kernel_path={KERNELS / 'add.py'}", *ADD_FLAGS, "--target=cuda:80",
                  *out_flags(out, names)])
     assert_ok(proc)
@@ -77,7 +72,7 @@ def test_add80_json(add80):
     assert list(meta) == JSON_KEYS
     cubin = (add80 / "k.cubin").read_bytes()
     assert meta == {
-        "format": "rules_triton.variant.v1",
+        "format": "rules_triton.variant.v2",
         "symbol": "add_a0_sm80",
         "kernel_name": "add_kernel",
         "kernel_file": "add.py",
@@ -103,9 +98,11 @@ def test_add80_json(add80):
         "grid": ["cdiv(n, 1024)", "1", "1"],
         "grid_c": ["trt_grid_cdiv((int64_t)n, (int64_t)1024)", "(int64_t)1", "(int64_t)1"],
         "triton_version": meta["triton_version"],
+        "cubin_file": "k.cubin",
         "cubin_sha256": hashlib.sha256(cubin).hexdigest(),
         "cubin_size": len(cubin),
         "ptx_embedded": False,
+        "ptx_file": None,
     }
     import triton
     assert meta["triton_version"] == triton.__version__
@@ -131,7 +128,6 @@ def test_add80_has_no_paths(add80):
             assert path.encode() not in data, (f.name, path)
 
 
-@pytest.mark.skipif(not HAVE_CODEGEN, reason="triton_aot.codegen not written yet")
 def test_add80_c_outputs(add80):
     c, h = (add80 / "k.c").read_text(), (add80 / "k.h").read_text()
     assert "add_a0_sm80" in h and "load_add_a0_sm80" in h
@@ -159,7 +155,7 @@ def test_deterministic_across_paths_caches_and_arg_files(tmp_path, add80):
     """Two copies of the kernel in different folders, different TRITON_CACHE_DIRs, HOME set to
     an empty folder, arguments from @paramfile and --flagfile: byte-identical outputs, and
     nothing written to HOME, the cache dirs or the temp dir."""
-    names = ADD_OUTPUTS + (["c", "h"] if HAVE_CODEGEN else [])
+    names = ADD_OUTPUTS + ["c", "h"]
     results = []
     for i, (sub, how) in enumerate([("a", "@"), ("b/deeper/still", "--flagfile=")]):
         src_dir = tmp_path / "src" / sub
@@ -332,8 +328,9 @@ ERROR_CASES = {
     "grid_injection": (add_args(grid="n); abort(); (1"), ["--grid", "character ';'"]),
     "grid_too_many": (add_args(grid="1,1,1,1"), ["--grid has 4 entries"]),
     "missing_flags": ([f"--kernel_path={KERNELS / 'add.py'}", "--out_json=x.json"],
+                      # num_warps and num_stages default to upstream compile.py's 1 and 3
                       ["missing required flag(s): --kernel_name, --signature, --grid, "
-                       "--num_warps, --num_stages, --target, --symbol"]),
+                       "--target, --symbol"]),
     "unknown_flag": (add_args(extra=["--out_jsn=x"]), ["Unknown command line flag 'out_jsn'"]),
     "positional": (add_args(extra=["stray"]), ["unexpected positional argument 'stray'"]),
     "no_outputs": (None, ["no output requested"]),
@@ -351,8 +348,6 @@ ERROR_CASES = {
 @pytest.mark.parametrize("case", sorted(ERROR_CASES))
 def test_errors_in_process(case, tmp_path):
     argv, expected = ERROR_CASES[case]
-    if case == "template_dir_missing" and not HAVE_CODEGEN:
-        pytest.skip("triton_aot.codegen not written yet")
     out = tmp_path / "x.json"
     if argv is None:
         argv = add_args()
@@ -458,7 +453,7 @@ def test_gluon_kernel(tmp_path):
 
 
 def test_parse_target():
-    from triton_aot.compiler import Target, parse_target
+    from triton_aot.triton_adapter import Target, parse_target
     assert parse_target("cuda:80") == Target("cuda", 80, 32)
     assert parse_target(" cuda:90:32 ") == Target("cuda", 90, 32)  # upstream spelling
     assert parse_target("cuda:120") == Target("cuda", 120, 32)
@@ -468,7 +463,7 @@ def test_parse_target():
 
 
 def test_check_options():
-    from triton_aot.compiler import CompileOptions, Target, check_options
+    from triton_aot.triton_adapter import CompileOptions, Target, check_options
     sm90, sm80 = Target("cuda", 90, 32), Target("cuda", 80, 32)
     check_options(CompileOptions(4, 3, 2, True, True), sm90)
     for opts, target, flag in [(CompileOptions(0, 3), sm90, "--num_warps"),
@@ -483,7 +478,7 @@ def test_check_options():
 
 def test_hermetic_env_sanitises_and_restores(monkeypatch):
     import tempfile
-    from triton_aot.compiler import hermetic_env
+    from triton_aot.triton_adapter import hermetic_env
     monkeypatch.setenv("TRITON_OVERRIDE_ARCH", "sm75")
     monkeypatch.setenv("PTXAS_OPTIONS", "-O0")
     monkeypatch.setenv("MLIR_ENABLE_DUMP", "1")
@@ -501,19 +496,19 @@ def test_hermetic_env_sanitises_and_restores(monkeypatch):
 
 
 def test_metadata_round_trip(add80):
-    from triton_aot.metadata import VariantMetadata
+    from triton_aot.variant import VariantRecord
     text = (add80 / "k.json").read_text()
-    meta = VariantMetadata.from_json(text)
+    meta = VariantRecord.from_json(text)
     assert meta.to_json() == text
-    assert [a.name for a in meta.runtime_args()] == ["x_ptr", "y_ptr", "out_ptr", "n"]
-    with pytest.raises(triton_aot.errors.UserError, match="not a rules_triton.variant.v1"):
-        VariantMetadata.from_json('{"format": "other"}')
-    with pytest.raises(triton_aot.errors.UserError, match="malformed"):
-        VariantMetadata.from_json("{")
+    assert [a.name for a in meta.runtime_args] == ["x_ptr", "y_ptr", "out_ptr", "n"]
+    with pytest.raises(triton_aot.errors.UserError, match="is not 'rules_triton.variant.v2'"):
+        VariantRecord.from_json('{"format": "other"}')
+    with pytest.raises(triton_aot.errors.UserError, match="not valid JSON"):
+        VariantRecord.from_json("{")
 
 
 def test_param_file_formats(tmp_path):
-    from triton_aot.compile import expand_param_files
+    from triton_aot.cli import expand_param_files
     multiline = tmp_path / "m.params"
     multiline.write_text("--signature=*fp32:16, i32\n--constexprs=ACT='relu'\n\n--grid=n\n")
     shell = tmp_path / "s.params"
@@ -527,7 +522,6 @@ def test_param_file_formats(tmp_path):
         expand_param_files([f"@{bad}"])
 
 
-@pytest.mark.skipif(not HAVE_CODEGEN, reason="triton_aot.codegen not written yet")
 def test_embed_ptx_and_export_symbols(tmp_path):
     argv = [f"--kernel_path={KERNELS / 'add.py'}", *ADD_FLAGS, "--target=cuda:80",
             "--embed_ptx", "--export_symbols", *out_flags(tmp_path, ["json", "h", "c"])]

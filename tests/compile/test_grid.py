@@ -2,6 +2,7 @@
 
 import importlib.util
 import random
+from pathlib import Path
 import shutil
 import subprocess
 
@@ -9,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from triton_aot.codegen import load_template
 from triton_aot.errors import UserError
 from triton_aot.grid import MAX_DEPTH, parse_grid
 from triton_aot.signature import ParamInfo, bind, parse_constexprs, parse_signature
+
+RUNTIME_DIR = Path(__file__).resolve().parent.parent.parent / "runtime"  # trt_runtime.h
 
 PARAMS = [("x_ptr", "*fp16"), ("alpha", "fp32"), ("flag", "i1"), ("M", "i32"), ("N", "i64"),
           ("K", "u32"), ("ONE", "i32:1"), ("BLOCK", "128"), ("ACT", "ACT")]
@@ -229,7 +231,7 @@ def test_emitted_c_matches_reference_semantics(tmp_path):
     for i, (tree, _) in enumerate(cases):
         c = grid(_text(tree)).c[0]
         body.append(f'  printf("%lld\\n", (long long)({c}));')
-    program = (load_template("runtime.inc")  # the trt_grid_* helpers the C calls
+    program = ('#include "trt_runtime.h"\n'  # the trt_grid_* helpers the C calls
                + "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
                "int main(int argc, char **argv) {\n"
                "  int32_t M = atoi(argv[1]); int64_t N = atoll(argv[2]);\n"
@@ -240,7 +242,7 @@ def test_emitted_c_matches_reference_semantics(tmp_path):
     triton_dir = list(importlib.util.find_spec("triton").submodule_search_locations)[0]
     subprocess.run(["cc", "-std=c11", "-O1", "-Wall", "-Werror", "-fsanitize=undefined",
                     "-fno-sanitize-recover=all",
-                    f"-I{triton_dir}/backends/nvidia/include", "-o", str(exe),
+                    f"-I{triton_dir}/backends/nvidia/include", f"-I{RUNTIME_DIR}", "-o", str(exe),
                     str(tmp_path / "g.c"), "-ldl", "-lpthread"], check=True)
     for j, env in enumerate(envs):
         out = subprocess.run([str(exe), str(env["M"]), str(env["N"]), str(env["K"])],

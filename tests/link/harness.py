@@ -10,7 +10,7 @@ them in the sandbox); otherwise they are found or built:
                               backends/nvidia/include, found without importing triton)
   RULES_TRITON_FAKE_CUDA_DIR  directory holding a prebuilt fake libcuda.so.1 (default: built from
                               tests/fake_cuda/fake_cuda.c into a temporary directory)
-  RULES_TRITON_TEMPLATE_DIR   template directory (read by triton_aot.codegen itself)
+  RULES_TRITON_TEMPLATE_DIR   template directory (read by triton_aot.c_render itself)
 """
 
 from __future__ import annotations
@@ -32,7 +32,10 @@ REPO_ROOT = HERE.parent.parent  # for PYTHONPATH of the link tool subprocess
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from triton_aot import codegen  # noqa: E402
+from triton_aot import abi, c_variant, variant as record_mod  # noqa: E402
+from triton_aot.variant import VariantRecord  # noqa: E402
+
+RUNTIME_DIR = REPO_ROOT / "runtime"  # trt_runtime.c/.h: compiled into every library
 
 # Strict flags for everything generated: it must stay warning-free for users who build -Werror.
 C_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-Wpedantic", "-Wshadow",
@@ -103,7 +106,7 @@ PARAM_SIZE = {"i1": 1, "i8": 1, "u1": 1, "u8": 1, "i16": 2, "u16": 2, "fp16": 2,
 
 def arg(name: str, ty: str, hint: int | None = None) -> dict:
     a = {"name": name, "type": ty, "hint": hint, "constexpr": False}
-    a["ctype"] = codegen.arg_ctype(a)
+    a["ctype"] = abi.c_type(ty).ctype
     return a
 
 
@@ -118,14 +121,13 @@ def variant(symbol: str, args: list[dict], *, kernel_name: str = "k", arch: int 
             global_scratch: tuple[int, int] = (0, 1), profile_scratch: tuple[int, int] = (0, 1),
             grid_c=("1", "1", "1"), ptx_embedded: bool = False) -> dict:
     return {
-        "format": codegen.VARIANT_FORMAT,
+        "format": record_mod.FORMAT,
         "symbol": symbol,
         "kernel_name": kernel_name,
         "kernel_file": f"{kernel_name}.py",
         "target": {"backend": "cuda", "arch": arch, "warp_size": 32},
         "algo_index": algo_index,
         "args": args,
-        "constexprs": {a["name"]: a["value_repr"] for a in args if a["constexpr"]},
         "num_warps": num_warps, "num_stages": num_stages, "num_ctas": num_ctas,
         "launch_cooperative_grid": cooperative, "launch_pdl": pdl,
         "shared": shared,
@@ -133,15 +135,40 @@ def variant(symbol: str, args: list[dict], *, kernel_name: str = "k", arch: int 
         "profile_scratch_size": profile_scratch[0], "profile_scratch_align": profile_scratch[1],
         "grid": list(grid_c), "grid_c": list(grid_c),
         "triton_version": "3.6.0",
-        "cubin_sha256": "0" * 64, "cubin_size": 0,
-        "ptx_embedded": ptx_embedded,
+        "cubin_file": f"{symbol}.cubin", "cubin_sha256": "0" * 64, "cubin_size": 0,
+        "ptx_embedded": ptx_embedded, "ptx_file": f"{symbol}.ptx" if ptx_embedded else None,
     }
+
+
+def launcher_args(meta: dict) -> list[dict]:
+    """The kernel's parameters as the record says (constexprs and :1 arguments dropped)."""
+    return [{"name": a.name, "type": a.type} for a in VariantRecord.from_dict(meta).launcher_args]
+
+
+def render_variant(meta: dict, cubin: bytes, ptx: str | None, **kw) -> tuple[str, str]:
+    """A standalone variant's C/H from a metadata dict (validated as the compile tool would)."""
+    return c_variant.render(VariantRecord.from_dict(meta), cubin, ptx, **kw)
+
+
+def write_record(out_dir: Path, meta: dict, cubin: bytes | None = None,
+                 ptx: str | None = None, name: str | None = None) -> Path:
+    """A record and the images it names, as the compile tool writes them (fake images unless
+    given)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / (name or f"{meta['symbol']}.json")
+    path.write_text(json.dumps(meta, indent=1))
+    if meta.get("cubin_file"):
+        (out_dir / meta["cubin_file"]).write_bytes(cubin if cubin is not None else fake_image(meta))
+    if meta.get("ptx_file"):
+        (out_dir / meta["ptx_file"]).write_bytes(
+            (ptx or fake_image(meta, "ptx").decode()).encode())
+    return path
 
 
 def fake_image(meta: dict, kind: str = "cubin", tag: str | None = None) -> bytes:
     """A fake driver image naming the variant, its target and its kernel parameter sizes."""
     sizes = [8 if a["type"].startswith("*") else PARAM_SIZE[a["type"]]
-             for a in codegen.kernel_args(meta)] + [8, 8]
+             for a in launcher_args(meta)] + [8, 8]
     tag = tag or (meta["symbol"] + (".ptx" if kind == "ptx" else ""))
     return (f"TRTFAKE1 tag={tag} kind={kind} sm={meta['target']['arch']} "
             f"name={meta['kernel_name']} params={','.join(map(str, sizes))}\n").encode()
@@ -174,29 +201,20 @@ def link_tool(args: list[str], check: bool = True) -> subprocess.CompletedProces
 
 def generate(out_dir: Path, name: str, metas: list[dict], *, images: dict | None = None,
              embed_ptx_fallback: bool = False) -> Library:
-    """Renders every variant (fake images unless `images` maps symbol -> (cubin, ptx)) and links
-    the dispatcher. Returns the library's sources."""
+    """Writes every variant's record and images (fake images unless `images` maps symbol ->
+    (cubin, ptx)) and links the library. Returns the library's sources (its C file and the
+    runtime)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     lib = Library(out_dir, name)
     jsons = []
     for meta in metas:
-        sym = meta["symbol"]
-        if images and sym in images:
-            cubin, ptx = images[sym]
-        else:
-            cubin = fake_image(meta)
-            ptx = fake_image(meta, "ptx").decode() if meta.get("ptx_embedded") else None
-        c_text, h_text = codegen.render_variant(meta, cubin, ptx)
-        (out_dir / f"{sym}.c").write_text(c_text)
-        (out_dir / f"{sym}.h").write_text(h_text)
-        (out_dir / f"{sym}.json").write_text(json.dumps(meta, indent=1))
-        lib.sources.append(out_dir / f"{sym}.c")
-        jsons.append(str(out_dir / f"{sym}.json"))
+        cubin, ptx = (images or {}).get(meta["symbol"], (None, None))
+        jsons.append(str(write_record(out_dir, meta, cubin, ptx)))
     flags = [f"--name={name}", f"--out_c={out_dir / name}.c", f"--out_h={out_dir / name}.h"]
     if embed_ptx_fallback:
         flags.append("--embed_ptx_fallback")
     link_tool(flags + sorted(jsons))
-    lib.sources.append(out_dir / f"{name}.c")
+    lib.sources += [out_dir / f"{name}.c", RUNTIME_DIR / "trt_runtime.c"]
     return lib
 
 
@@ -205,10 +223,10 @@ def compile_library(lib: Library, *, cplusplus: bool = False, extra: tuple = ())
     with the strict flags), linking nothing CUDA."""
     objs = []
     for src in lib.sources:
-        obj = src.with_suffix(".cc.o" if cplusplus else ".o")
+        obj = lib.dir / (src.stem + (".cc.o" if cplusplus else ".o"))
         flags = CXX_FLAGS if cplusplus else C_FLAGS
         run([cxx() if cplusplus else cc(), *flags, "-O2", "-fPIC", *extra,
-             f"-I{cuda_include()}", f"-I{lib.dir}", "-c", src, "-o", obj])
+             f"-I{cuda_include()}", f"-I{lib.dir}", f"-I{RUNTIME_DIR}", "-c", src, "-o", obj])
         objs.append(obj)
     so = lib.dir / (f"lib{lib.name}{'_cc' if cplusplus else ''}.so")
     run([cxx() if cplusplus else cc(), "-shared", *extra, "-o", so, *objs, *LINK_LIBS])

@@ -5,7 +5,7 @@ Not a test (timings depend on the machine). Usage:
     python tests/link/measure_compile_time.py [--mb 1] [--opt -O2]
 
 Prints the gcc time for the generated variant (string literal split over lines, the format
-codegen uses), for a few line widths, and for an upstream-style `{0x12, 0x34, ...}` initializer
+c_syntax uses), for a few line widths, and for an upstream-style `{0x12, 0x34, ...}` initializer
 of the same bytes for comparison.
 """
 
@@ -23,13 +23,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import harness  # noqa: E402
-from triton_aot import codegen  # noqa: E402
+from triton_aot import c_syntax  # noqa: E402
 
 
 def _time_compile(src: Path, opt: str, cplusplus: bool = False, strict: bool = True) -> float:
     compiler = harness.cxx() if cplusplus else harness.cc()
     flags = (harness.CXX_FLAGS if cplusplus else harness.C_FLAGS) if strict else []
-    cmd = [compiler, *flags, opt, "-fPIC", f"-I{harness.cuda_include()}", "-c", str(src), "-o",
+    cmd = [compiler, *flags, opt, "-fPIC", f"-I{harness.cuda_include()}",
+           f"-I{harness.RUNTIME_DIR}", "-c", str(src), "-o",
            str(src.with_suffix(".o"))]
     best = float("inf")
     for _ in range(3):
@@ -56,16 +57,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         t0 = time.perf_counter()
-        c_text, _ = codegen.render_variant(meta, cubin, None)
+        c_text, _ = harness.render_variant(meta, cubin, None)
         render = time.perf_counter() - t0
         src = tmp / "big_sm90.c"
         src.write_text(c_text)
         print(f"cubin {size} bytes; render_variant {render:.2f} s; .c {len(c_text)} bytes")
-        print(f"generated variant ({codegen.BYTES_PER_LINE} B/line): gcc {args.opt} "
+        print(f"generated variant ({c_syntax.BYTES_PER_LINE} B/line): gcc {args.opt} "
               f"{_time_compile(src, args.opt):.2f} s as C, "
               f"{_time_compile(src, args.opt, cplusplus=True):.2f} s as C++")
         for width in (16, 64, 256):
-            lit = codegen.c_string_literal(cubin, bytes_per_line=width)
+            lit = c_syntax.string_literal(cubin, bytes_per_line=width)
             alt = tmp / f"w{width}.c"
             alt.write_text(f"const char cubin_w[{size + 1}] = \n{lit};\n")
             print(f"  literal only, {width} B/line: {_time_compile(alt, args.opt, strict=False):.2f} s")

@@ -14,13 +14,13 @@ from harness import arg, constexpr, variant
 
 
 def _write(tmp_path, metas) -> list[str]:
+    """Each record with the images it names, as the compile tool writes them."""
     paths = []
     for i, meta in enumerate(metas):
-        p = tmp_path / f"{meta['symbol']}.json"
-        if p.exists():  # duplicate symbols on purpose
-            p = tmp_path / f"{meta['symbol']}_{i}.json"
-        p.write_text(json.dumps(meta))
-        paths.append(str(p))
+        name = f"{meta['symbol']}.json"
+        if (tmp_path / name).exists():  # duplicate symbols on purpose
+            name = f"{meta['symbol']}_{i}.json"
+        paths.append(str(harness.write_record(tmp_path, meta, name=name)))
     return paths
 
 

@@ -512,7 +512,7 @@ LINK_CASES = [
          variants=({"text": "{not json"},)),
     Case("link_not_variant", "link input", "link",
          "a JSON file that is not variant metadata",
-         ("v0.json is not a rules_triton.variant.v1 variant metadata file",),
+         ("v0.json is not a rules_triton.variant.v2 variant metadata file",),
          ("pass the --out_json files of triton_aot.compile",),
          variants=({"text": "{\"format\": \"something else\"}"},)),
     Case("link_malformed_args", "link input", "link",

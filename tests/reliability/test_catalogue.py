@@ -27,7 +27,7 @@ import catalogue  # noqa: E402
 import update_catalogue  # noqa: E402
 
 import triton_aot  # noqa: E402
-from triton_aot import codegen  # noqa: E402
+from triton_aot import abi, variant  # noqa: E402
 
 REPO = Path(triton_aot.__file__).resolve().parent.parent
 TOOL_CASES = [c for c in catalogue.CASES if c.tool in ("compile", "link")]
@@ -47,7 +47,7 @@ def _arg(name, ty, hint):
         return {"name": name, "type": "constexpr", "value": hint, "value_repr": repr(hint),
                 "constexpr": True}
     a = {"name": name, "type": ty, "hint": hint, "constexpr": False}
-    a["ctype"] = codegen.arg_ctype(a)
+    a["ctype"] = abi.c_type(ty).ctype
     return a
 
 
@@ -57,9 +57,10 @@ def link_metadata(spec: dict) -> dict:
     args = [_arg(*a) for a in catalogue.LINK_ARGS[spec.pop("args", "copy")]]
     edits, arg_edits = spec.pop("set", {}), spec.pop("arg_set", {})
     arch = spec.pop("arch", 90)
+    symbol = spec.pop("symbol")
     meta = {
-        "format": codegen.VARIANT_FORMAT,
-        "symbol": spec.pop("symbol"),
+        "format": variant.FORMAT,
+        "symbol": symbol,
         "kernel_name": spec.pop("kernel_name", "copy_kernel"),
         "kernel_file": "kernels.py",
         "target": {"backend": "cuda", "arch": arch, "warp_size": 32},
@@ -72,8 +73,8 @@ def link_metadata(spec: dict) -> dict:
         "profile_scratch_size": 0, "profile_scratch_align": 1,
         "grid": ["cdiv(n, 64)", "1", "1"],
         "grid_c": ["((int64_t)n + (int64_t)63) / (int64_t)64", "(int64_t)1", "(int64_t)1"],
-        "triton_version": "3.6.0", "cubin_sha256": "0" * 64, "cubin_size": 0,
-        "ptx_embedded": False,
+        "triton_version": "3.6.0", "cubin_file": f"{symbol}.cubin", "cubin_sha256": "0" * 64,
+        "cubin_size": 0, "ptx_embedded": False, "ptx_file": None,
     }
     assert not spec, f"unknown variant spec keys {sorted(spec)}"
     meta.update(copy.deepcopy(edits))
@@ -105,7 +106,10 @@ def link_argv(case, dirs: dict, verbose: bool = False) -> list:
         if "text" in spec:
             path.write_text(spec["text"])
         else:
-            path.write_text(json.dumps(link_metadata(spec), indent=1))
+            meta = link_metadata(spec)
+            path.write_text(json.dumps(meta, indent=1))
+            # the cubin each record names, as the compile tool writes it next to the record
+            (inputs / meta["cubin_file"]).write_bytes(b"\x7fELF fake cubin " + path.name.encode())
         files.append(str(path))
     flags = dict(catalogue.LINK_BASE)
     flags.update(case.flags)

@@ -5,7 +5,7 @@ Properties:
   * random text, token soups and mutations of valid inputs never raise anything but UserError
     (the tool's one reportable exception);
   * every accepted signature + grid renders a variant C file (through the tool's own
-    build_metadata and codegen) that compiles warning-free as strict C11 and as GNU C11 (what
+    build_record and c_variant) that compiles warning-free as strict C11 and as GNU C11 (what
     triton_kernel_library uses); the accepted ones are compiled in batches, one TU per few
     hundred variants, to keep this fast;
   * an accepted grid's canonical source parses back to the same C;
@@ -34,11 +34,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from triton_aot import abi, codegen
+from triton_aot import abi, c_variant
 from triton_aot import compile as tool
 from triton_aot import grid as G
 from triton_aot import signature as S
 from triton_aot.errors import UserError
+
+RUNTIME_DIR = Path(__file__).resolve().parent.parent.parent / "runtime"  # trt_runtime.h
 
 EXAMPLES = int(os.environ.get("RULES_TRITON_FUZZ_EXAMPLES", "300"))
 LONG = "RULES_TRITON_FUZZ_EXAMPLES" in os.environ
@@ -184,7 +186,8 @@ class Batch:
             src = tmp / f"{self.name}_{chunk_start}.c"
             src.write_text("\n".join(chunk))
             for std_flags in (STRICT_C11, RULE_GNU11):
-                p = subprocess.run([compiler, *std_flags, "-O0", f"-I{inc}", "-c", str(src), "-o",
+                p = subprocess.run([compiler, *std_flags, "-O0", f"-I{inc}", f"-I{RUNTIME_DIR}",
+                                    "-c", str(src), "-o",
                                     os.devnull], capture_output=True, text=True)
                 assert p.returncode == 0, (f"generated C does not compile ({' '.join(std_flags)})"
                                            f": {src}\n{p.stderr[-6000:]}")
@@ -197,7 +200,7 @@ class Batch:
         src = tmp / f"{self.name}_eval.c"
         # the runtime (grid_c may call its helpers); no <stdio.h>: its macros (EOF, ...) would
         # clash with parameter names
-        src.write_text(codegen.load_template("runtime.inc")
+        src.write_text('#include "trt_runtime.h"\n'
                        + "\nint printf(const char *, ...);\n"
                        + "static void print3(const int64_t *o) {\n"
                        + "  printf(\"%lld %lld %lld\\n\", (long long)o[0], (long long)o[1], "
@@ -208,7 +211,8 @@ class Batch:
         exe = tmp / f"{self.name}_eval"
         p = subprocess.run([cc(), "-std=c11", "-O1", "-fsanitize=undefined",
                             "-fno-sanitize-recover=all", "-Wall", "-Werror",
-                            f"-I{cuda_include()}", str(src), "-o", str(exe), "-ldl",
+                            f"-I{cuda_include()}", f"-I{RUNTIME_DIR}", str(src), "-o", str(exe),
+                            "-ldl",
                             "-lpthread"], capture_output=True, text=True)
         assert p.returncode == 0, p.stderr[-4000:]
         run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
@@ -232,16 +236,16 @@ def render(sig: S.BoundSignature, grid: G.Grid, symbol: str) -> str | None:
     tool would reject it in codegen, which it reports as a UserError)."""
     args = types.SimpleNamespace(symbol=symbol, algo_index=0, num_stages=3,
                                  launch_cooperative_grid=False, launch_pdl=False,
-                                 embed_ptx=False, export_symbols=False)
+                                 embed_ptx=False, export_symbols=False, outputs={})
     compiled = types.SimpleNamespace(entry_name="fuzz_kernel", cubin=FAKE_CUBIN, num_warps=4,
                                      num_ctas=1, shared=0, global_scratch_size=0,
                                      global_scratch_align=1, profile_scratch_size=0,
                                      profile_scratch_align=1, triton_version="3.6.0")
     target = types.SimpleNamespace(backend="cuda", arch=90, warp_size=32)
-    meta = tool.build_metadata(args, "fuzz.py", target, sig, grid, compiled)
+    record = tool.build_record(args, "fuzz.py", target, sig, grid, compiled)
     try:
-        c_text, _ = codegen.render_variant(meta.to_dict(), FAKE_CUBIN, None)
-    except codegen.CodegenError:
+        c_text, _ = c_variant.render(record, FAKE_CUBIN, None)
+    except UserError:
         return None
     return c_text
 

@@ -1,7 +1,7 @@
 """The generated runtime under ThreadSanitizer and AddressSanitizer + UBSan, against the fake driver.
 
-Libraries are generated the way the rules generate them (triton_aot.codegen for the variants,
-triton_aot.link for the dispatcher, grids through triton_aot.grid), with fake driver images
+Libraries are generated the way the rules generate them (the link tool over variant records,
+triton_aot.link writing the library C, grids through triton_aot.grid), with fake driver images
 instead of cubins. The library, the fake libcuda.so.1 and the test program are all built with
 the sanitizer. Programs:
 
@@ -25,13 +25,14 @@ from pathlib import Path
 
 import pytest
 
-from triton_aot import codegen
+from triton_aot import abi, variant
 from triton_aot import grid as G
 from triton_aot import link
 from triton_aot import signature as S
 
 HERE = Path(__file__).absolute().parent
 FAKE_SRC = HERE.parent / "fake_cuda"
+RUNTIME_DIR = HERE.parent.parent / "runtime"
 
 SANITIZERS = {
     "tsan": ["-fsanitize=thread"],
@@ -91,10 +92,10 @@ def _variant(symbol, kernel, args, grid_text, *, arch, algo_index, num_warps=4, 
                               "value_repr": str(hint), "constexpr": True})
         else:
             a = {"name": name, "type": ty, "hint": hint, "constexpr": False}
-            a["ctype"] = codegen.arg_ctype(a)
+            a["ctype"] = abi.c_type(ty).ctype
             meta_args.append(a)
     return {
-        "format": codegen.VARIANT_FORMAT, "symbol": symbol, "kernel_name": kernel,
+        "format": variant.FORMAT, "symbol": symbol, "kernel_name": kernel,
         "kernel_file": f"{kernel}.py", "target": {"backend": "cuda", "arch": arch,
                                                  "warp_size": 32},
         "algo_index": algo_index, "args": meta_args,
@@ -104,13 +105,14 @@ def _variant(symbol, kernel, args, grid_text, *, arch, algo_index, num_warps=4, 
         "global_scratch_size": scratch[0], "global_scratch_align": scratch[1],
         "profile_scratch_size": 0, "profile_scratch_align": 1,
         "grid": list(grid.source), "grid_c": list(grid.c), "triton_version": "3.6.0",
-        "cubin_sha256": "0" * 64, "cubin_size": 0, "ptx_embedded": False,
+        "cubin_file": f"{symbol}.cubin", "cubin_sha256": "0" * 64, "cubin_size": 0,
+        "ptx_embedded": False, "ptx_file": None,
     }
 
 
 def _fake_image(meta) -> bytes:
-    sizes = [8 if a["type"].startswith("*") else PARAM_SIZE[a["type"]]
-             for a in codegen.kernel_args(meta)] + [8, 8]
+    sizes = [8 if a.type.startswith("*") else PARAM_SIZE[a.type]
+             for a in variant.VariantRecord.from_dict(meta).launcher_args] + [8, 8]
     return (f"TRTFAKE1 tag={meta['symbol']} kind=cubin sm={meta['target']['arch']} "
             f"name={meta['kernel_name']} params={','.join(map(str, sizes))}\n").encode() + b"\0"
 
@@ -138,18 +140,16 @@ def wide_variants():
 
 
 def generate(out: Path, name: str, metas: list) -> list:
-    """Writes the variant and dispatcher sources; returns the .c files."""
+    """Writes the records and images and links them; returns the library's .c and the
+    runtime's."""
     out.mkdir(parents=True)
-    sources, jsons = [], []
+    jsons = []
     for meta in metas:
-        c_text, h_text = codegen.render_variant(meta, _fake_image(meta), None)
-        (out / f"{meta['symbol']}.c").write_text(c_text)
-        (out / f"{meta['symbol']}.h").write_text(h_text)
+        (out / meta["cubin_file"]).write_bytes(_fake_image(meta))
         (out / f"{meta['symbol']}.json").write_text(json.dumps(meta))
-        sources.append(out / f"{meta['symbol']}.c")
         jsons.append(str(out / f"{meta['symbol']}.json"))
     link.link(jsons, name, str(out / f"{name}.c"), str(out / f"{name}.h"), False)
-    return sources + [out / f"{name}.c"]
+    return [out / f"{name}.c", RUNTIME_DIR / "trt_runtime.c"]
 
 
 # ----------------------------------------------------------------------------- builds
@@ -183,10 +183,10 @@ def build(tmp: Path, sanitizer: str, lib: str, prog: str, *, no_ctx_id=False) ->
     sources = generate(gen, lib, metas)
     objs = []
     for src in sources:
-        obj = src.with_suffix(".o")
+        obj = gen / (src.stem + ".o")  # never next to runtime/trt_runtime.c in the checkout
         # the flags triton_kernel_library compiles with, made strict
         run([cc(), "-std=gnu11", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror", *common,
-             f"-I{gen}", "-c", src, "-o", obj])
+             f"-I{gen}", f"-I{RUNTIME_DIR}", "-c", src, "-o", obj])
         objs.append(obj)
     exe = tmp / prog.replace(".c", "")
     run([cc(), "-std=c11", *common, "-Wall", "-Wextra", "-Werror", f"-I{gen}", f"-I{FAKE_SRC}",

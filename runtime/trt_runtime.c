@@ -1,38 +1,14 @@
-/* ---- rules_triton runtime (templates/runtime.inc) ---------------------------------------------
- *
- * Pasted verbatim into every generated .c so each translation unit is self-contained: no libcuda,
- * no toolkit and no extra runtime library is needed at build or link time (link with -ldl -lpthread;
- * on glibc >= 2.34 both are part of libc and the flags are harmless).
- *
- * Everything here is `static` (and marked unused-ok, since a TU uses only part of it), so nothing
- * leaks into the exported symbol table.  Compiles as C99+ and as C++11+ with -Wall -Wextra -Wpedantic.
- *
- * Error contract (see docs/design.md):
- *   libcuda.so.1 cannot be dlopen'ed            -> CUDA_ERROR_NO_DEVICE
- *   a required driver entry point is missing     -> CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND
- *   no current context                           -> CUDA_ERROR_INVALID_CONTEXT
- *   no cubin/PTX usable on the context's device  -> CUDA_ERROR_NO_BINARY_FOR_GPU
- *   shared memory above the device opt-in limit, or a launch feature the driver lacks
- *                                                -> CUDA_ERROR_NOT_SUPPORTED
- *   negative grid or grid beyond 32 bits         -> CUDA_ERROR_INVALID_VALUE
- *   any other driver error is returned unchanged. Nothing here exits, aborts or prints.
- */
-#ifndef RULES_TRITON_RUNTIME_INC_
-#define RULES_TRITON_RUNTIME_INC_
+/* rules_triton runtime (see trt_runtime.h): driver table, per-context module cache, launch.
+ * Compiled once per build into the `@rules_triton//runtime` cc_library that every generated
+ * kernel library depends on. Nothing here exits, aborts or prints. */
+#include "trt_runtime.h"
 
-#include <cuda.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#if defined(__GNUC__) || defined(__clang__)
-#define TRT_FN static __attribute__((unused))
-#else
-#define TRT_FN static
-#endif
 
 /* GCC/Clang atomic builtins work identically in C and C++ (unlike <stdatomic.h> vs <atomic>). */
 #define TRT_LOAD_ACQUIRE(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -41,46 +17,9 @@
 /* Dynamic shared memory above this needs the per-function opt-in attribute. */
 #define TRT_DEFAULT_SHARED_LIMIT 49152u
 
-/* ---- driver entry points --------------------------------------------------------------------
- * Our own pointer typedefs (not cuda.h's names) so that -DCUDA_API_PER_THREAD_DEFAULT_STREAM or
- * the _v2 renaming macros in cuda.h cannot rewrite them; dlsym names are string literals, which
- * macros never touch. */
-typedef CUresult (*trt_pfn_ctx_get_current)(CUcontext *);
-typedef CUresult (*trt_pfn_ctx_get_id)(CUcontext, unsigned long long *);
-typedef CUresult (*trt_pfn_ctx_get_device)(CUdevice *);
-typedef CUresult (*trt_pfn_device_get_attribute)(int *, CUdevice_attribute, CUdevice);
-typedef CUresult (*trt_pfn_module_load_data)(CUmodule *, const void *);
-typedef CUresult (*trt_pfn_module_unload)(CUmodule);
-typedef CUresult (*trt_pfn_module_get_function)(CUfunction *, CUmodule, const char *);
-typedef CUresult (*trt_pfn_func_set_attribute)(CUfunction, CUfunction_attribute, int);
-typedef CUresult (*trt_pfn_launch_kernel)(CUfunction, unsigned int, unsigned int, unsigned int,
-                                          unsigned int, unsigned int, unsigned int, unsigned int,
-                                          CUstream, void **, void **);
-typedef CUresult (*trt_pfn_launch_kernel_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
-typedef CUresult (*trt_pfn_mem_alloc_async)(CUdeviceptr *, size_t, CUstream);
-typedef CUresult (*trt_pfn_mem_free_async)(CUdeviceptr, CUstream);
-
-typedef struct trt_driver {
-  CUresult status; /* CUDA_SUCCESS once every required entry point resolved */
-  /* required (present in every driver that can run Triton kernels) */
-  trt_pfn_ctx_get_current ctx_get_current;
-  trt_pfn_ctx_get_device ctx_get_device;
-  trt_pfn_device_get_attribute device_get_attribute;
-  trt_pfn_module_load_data module_load_data;
-  trt_pfn_module_unload module_unload;
-  trt_pfn_module_get_function module_get_function;
-  trt_pfn_func_set_attribute func_set_attribute;
-  trt_pfn_launch_kernel launch_kernel;
-  /* optional: NULL on older drivers; only the features that need them fail */
-  trt_pfn_ctx_get_id ctx_get_id;             /* CUDA 12.0 */
-  trt_pfn_launch_kernel_ex launch_kernel_ex; /* CUDA 11.8 */
-  trt_pfn_mem_alloc_async mem_alloc_async;   /* CUDA 11.2 */
-  trt_pfn_mem_free_async mem_free_async;     /* CUDA 11.2 */
-} trt_driver;
-
 static trt_driver trt_drv;
 static pthread_once_t trt_drv_once = PTHREAD_ONCE_INIT;
-/* Serialises module loads/unloads and cache insertions of this translation unit. */
+/* Serialises module loads/unloads and cache insertions of every kernel library in the process. */
 static pthread_mutex_t trt_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* dlsym returns void*; memcpy into the function pointer is the conversion that is well-defined
@@ -120,7 +59,7 @@ static void trt_driver_init(void) {
 }
 
 /* Resolves the driver once per process (pthread_once makes the table visible to every thread). */
-TRT_FN CUresult trt_driver_get(const trt_driver **out) {
+CUresult trt_driver_get(const trt_driver **out) {
   pthread_once(&trt_drv_once, trt_driver_init);
   *out = &trt_drv;
   return trt_drv.status;
@@ -131,7 +70,7 @@ TRT_FN CUresult trt_driver_get(const trt_driver **out) {
 /* Cache key of the current context: cuCtxGetId is unique for the life of the process, so a new
  * context allocated at a destroyed one's address never sees stale modules.  Drivers without it
  * fall back to the CUcontext pointer. */
-TRT_FN CUresult trt_context_key(const trt_driver *d, unsigned long long *key) {
+CUresult trt_context_key(const trt_driver *d, unsigned long long *key) {
   CUcontext ctx = NULL;
   CUresult r = d->ctx_get_current(&ctx);
   if (r != CUDA_SUCCESS) return r;
@@ -142,7 +81,7 @@ TRT_FN CUresult trt_context_key(const trt_driver *d, unsigned long long *key) {
 }
 
 /* Compute capability of the current context's device as major*10+minor (sm_86 -> 86). */
-TRT_FN CUresult trt_context_device(const trt_driver *d, CUdevice *dev, int *sm) {
+static CUresult trt_context_device(const trt_driver *d, CUdevice *dev, int *sm) {
   int major = 0, minor = 0;
   CUresult r = d->ctx_get_device(dev);
   if (r != CUDA_SUCCESS) return r;
@@ -158,19 +97,14 @@ TRT_FN CUresult trt_context_device(const trt_driver *d, CUdevice *dev, int *sm) 
  * Triton 3.6 compiles arch >= 90 as arch-specific sm_XXa: those cubins and that PTX run only on
  * exactly that SM.  Older cubins run on later minors of the same major (sm_80 on sm_86/sm_89);
  * older PTX is JIT-compiled by the driver for any later SM. */
-TRT_FN int trt_cubin_runs_on(int arch, int sm) {
+static int trt_cubin_runs_on(int arch, int sm) {
   return arch == sm || (arch < 90 && arch / 10 == sm / 10 && arch < sm);
 }
-TRT_FN int trt_ptx_runs_on(int arch, int sm) { return arch == sm || (arch < 90 && arch < sm); }
-
-typedef struct trt_target {
-  int arch;    /* e.g. 80 */
-  int has_ptx; /* the dispatcher may fall back to this target's embedded PTX */
-} trt_target;
+static int trt_ptx_runs_on(int arch, int sm) { return arch == sm || (arch < 90 && arch < sm); }
 
 /* Exact SM, else the highest compatible lower SM of the same major, else the highest target whose
  * PTX can be JIT-compiled for this SM; -1 when nothing can run. */
-TRT_FN int trt_pick_target(const trt_target *targets, int n, int sm) {
+int trt_pick_target(const trt_target *targets, int n, int sm) {
   int best = -1, i;
   for (i = 0; i < n; ++i)
     if (trt_cubin_runs_on(targets[i].arch, sm) && (best < 0 || targets[i].arch > targets[best].arch))
@@ -183,20 +117,7 @@ TRT_FN int trt_pick_target(const trt_target *targets, int n, int sm) {
   return best;
 }
 
-/* ---- per-context cache ----------------------------------------------------------------------
- * A singly linked list of slots, one per context ever seen.  Slots are only ever prepended (under
- * trt_lock, published with a release store of the head) and never freed, so readers walk the list
- * without a lock.  `value` is 0 while nothing is cached, else a CUfunction (kernel slots) or
- * target index + 1 (dispatcher slots); it is stored last with release so a reader that sees it
- * non-zero also sees `module`. */
-typedef struct trt_slot {
-  struct trt_slot *next; /* immutable once published */
-  unsigned long long key;
-  CUmodule module; /* guarded by trt_lock */
-  uintptr_t value; /* atomic */
-} trt_slot;
-
-TRT_FN trt_slot *trt_slot_find(trt_slot **head, unsigned long long key) {
+static trt_slot *trt_slot_find(trt_slot **head, unsigned long long key) {
   trt_slot *s;
   for (s = TRT_LOAD_ACQUIRE(head); s != NULL; s = s->next)
     if (s->key == key) return s;
@@ -204,7 +125,7 @@ TRT_FN trt_slot *trt_slot_find(trt_slot **head, unsigned long long key) {
 }
 
 /* Caller holds trt_lock. NULL when out of memory. */
-TRT_FN trt_slot *trt_slot_get_or_add(trt_slot **head, unsigned long long key) {
+static trt_slot *trt_slot_get_or_add(trt_slot **head, unsigned long long key) {
   trt_slot *s = trt_slot_find(head, key);
   if (s != NULL) return s;
   s = (trt_slot *)calloc(1, sizeof *s);
@@ -215,65 +136,10 @@ TRT_FN trt_slot *trt_slot_get_or_add(trt_slot **head, unsigned long long key) {
   return s;
 }
 
-/* ---- grid arithmetic (triton_aot.grid.to_c) --------------------------------------------------
- * int64 without undefined behaviour: a result that overflows, INT64_MIN / -1 and a zero divisor
- * all give INT64_MIN, which every later operation passes on and the launcher rejects (negative). */
-#define TRT_GRID_INVALID INT64_MIN
-TRT_FN int64_t trt_grid_add(int64_t a, int64_t b) {
-  int64_t r;
-  if (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || __builtin_add_overflow(a, b, &r))
-    return TRT_GRID_INVALID;
-  return r;
-}
-TRT_FN int64_t trt_grid_sub(int64_t a, int64_t b) {
-  int64_t r;
-  if (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || __builtin_sub_overflow(a, b, &r))
-    return TRT_GRID_INVALID;
-  return r;
-}
-TRT_FN int64_t trt_grid_mul(int64_t a, int64_t b) {
-  int64_t r;
-  if (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || __builtin_mul_overflow(a, b, &r))
-    return TRT_GRID_INVALID;
-  return r;
-}
-TRT_FN int64_t trt_grid_neg(int64_t a) { return a == TRT_GRID_INVALID ? TRT_GRID_INVALID : -a; }
-TRT_FN int64_t trt_grid_div(int64_t a, int64_t b) {
-  /* a != INT64_MIN here, so a / -1 cannot overflow */
-  return (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || b == 0) ? TRT_GRID_INVALID : a / b;
-}
-TRT_FN int64_t trt_grid_mod(int64_t a, int64_t b) {
-  return (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || b == 0) ? TRT_GRID_INVALID : a % b;
-}
-TRT_FN int64_t trt_grid_cdiv(int64_t a, int64_t b) {
-  return trt_grid_div(trt_grid_sub(trt_grid_add(a, b), 1), b);
-}
-
 /* ---- kernels ------------------------------------------------------------------------------- */
 
-typedef struct trt_kernel_info {
-  const char *kernel_name; /* cubin entry point */
-  int arch;                /* target SM of the cubin */
-  const char *cubin;
-  const char *ptx; /* NUL-terminated PTX, or NULL when not embedded */
-  unsigned int block_x;    /* num_warps * warp_size */
-  unsigned int num_ctas;   /* cluster size along x */
-  unsigned int shared;     /* dynamic shared memory in bytes */
-  int cooperative;
-  int pdl;
-  unsigned long long global_scratch_size; /* per CTA */
-  unsigned long long global_scratch_align;
-  unsigned long long profile_scratch_size; /* per CTA */
-  unsigned long long profile_scratch_align;
-} trt_kernel_info;
-
-typedef struct trt_kernel {
-  const trt_kernel_info *info;
-  trt_slot *slots; /* per-context modules */
-} trt_kernel;
-
 /* Loads the module into the current context. Caller holds trt_lock. */
-TRT_FN CUresult trt_module_load(const trt_driver *d, const trt_kernel_info *k, CUmodule *mod,
+static CUresult trt_module_load(const trt_driver *d, const trt_kernel_info *k, CUmodule *mod,
                                 CUfunction *fn) {
   CUdevice dev = 0;
   int sm = 0;
@@ -310,7 +176,7 @@ TRT_FN CUresult trt_module_load(const trt_driver *d, const trt_kernel_info *k, C
 }
 
 /* Slow path: first use in this context. Loads once even when many threads race here. */
-TRT_FN CUresult trt_kernel_load_key(const trt_driver *d, trt_kernel *k, unsigned long long key,
+static CUresult trt_kernel_load_key(const trt_driver *d, trt_kernel *k, unsigned long long key,
                                     CUfunction *out) {
   CUresult r = CUDA_SUCCESS;
   trt_slot *s;
@@ -340,7 +206,7 @@ TRT_FN CUresult trt_kernel_load_key(const trt_driver *d, trt_kernel *k, unsigned
 
 /* The CUfunction for the context whose cache key is `key` (the current one), loading the module on
  * first use. Lock-free when cached. */
-TRT_FN CUresult trt_kernel_function_in(const trt_driver *d, trt_kernel *k, unsigned long long key,
+static CUresult trt_kernel_function_in(const trt_driver *d, trt_kernel *k, unsigned long long key,
                                        CUfunction *out) {
   trt_slot *s = trt_slot_find(&k->slots, key);
   if (s != NULL) {
@@ -354,7 +220,7 @@ TRT_FN CUresult trt_kernel_function_in(const trt_driver *d, trt_kernel *k, unsig
 }
 
 /* The same for the current context, resolving the driver and the context key first. */
-TRT_FN CUresult trt_kernel_function(trt_kernel *k, const trt_driver **drv, CUfunction *out) {
+static CUresult trt_kernel_function(trt_kernel *k, const trt_driver **drv, CUfunction *out) {
   unsigned long long key = 0;
   CUresult r = trt_driver_get(drv);
   if (r != CUDA_SUCCESS) return r;
@@ -363,7 +229,7 @@ TRT_FN CUresult trt_kernel_function(trt_kernel *k, const trt_driver **drv, CUfun
   return trt_kernel_function_in(*drv, k, key, out);
 }
 
-TRT_FN CUresult trt_kernel_load(trt_kernel *k) {
+CUresult trt_kernel_load(trt_kernel *k) {
   const trt_driver *d;
   CUfunction fn;
   return trt_kernel_function(k, &d, &fn);
@@ -371,7 +237,7 @@ TRT_FN CUresult trt_kernel_load(trt_kernel *k) {
 
 /* Unloads from the current context only; other contexts keep their modules.  Must not race with
  * launches of the same kernel in the same context (as with any cuModuleUnload). */
-TRT_FN CUresult trt_kernel_unload(trt_kernel *k) {
+CUresult trt_kernel_unload(trt_kernel *k) {
   const trt_driver *d;
   unsigned long long key = 0;
   trt_slot *s;
@@ -393,7 +259,7 @@ TRT_FN CUresult trt_kernel_unload(trt_kernel *k) {
 /* Stream-ordered scratch: `per_cta` bytes for each of `ctas` CTAs, aligned to `align`.
  * cuMemAllocAsync guarantees 256-byte alignment; larger alignments over-allocate and round up.
  * *raw is what must be freed (0 when nothing was allocated). */
-TRT_FN CUresult trt_scratch_alloc(const trt_driver *d, unsigned long long per_cta,
+static CUresult trt_scratch_alloc(const trt_driver *d, unsigned long long per_cta,
                                   unsigned long long align, unsigned long long ctas, CUstream stream,
                                   CUdeviceptr *raw, CUdeviceptr *aligned) {
   unsigned long long bytes = 0;
@@ -417,7 +283,7 @@ TRT_FN CUresult trt_scratch_alloc(const trt_driver *d, unsigned long long per_ct
   return CUDA_SUCCESS;
 }
 
-TRT_FN CUresult trt_launch_ex(const trt_driver *d, const trt_kernel_info *k, CUfunction fn,
+static CUresult trt_launch_ex(const trt_driver *d, const trt_kernel_info *k, CUfunction fn,
                               unsigned int gx, unsigned int gy, unsigned int gz, CUstream stream,
                               void **params) {
   CUlaunchAttribute attrs[4];
@@ -465,7 +331,7 @@ TRT_FN CUresult trt_launch_ex(const trt_driver *d, const trt_kernel_info *k, CUf
  * `d` and `key` are the driver table and the current context's cache key when the caller (the
  * dispatcher) has them already, so that a dispatched launch asks the driver for the context once,
  * not twice; d == NULL means "look them up". */
-TRT_FN CUresult trt_kernel_launch_in(const trt_driver *d, unsigned long long key, trt_kernel *k,
+CUresult trt_kernel_launch_in(const trt_driver *d, unsigned long long key, trt_kernel *k,
                                      CUstream stream, const int64_t grid[3], void **params,
                                      CUdeviceptr scratch[2]) {
   const trt_kernel_info *info = k->info;
@@ -518,7 +384,7 @@ TRT_FN CUresult trt_kernel_launch_in(const trt_driver *d, unsigned long long key
 /* Index into `targets` for the current context's device, cached per context (lock-free hit).
  * Also hands back the driver table and the context's cache key, which the dispatcher passes on to
  * the variant it picks (trt_kernel_launch_in). */
-TRT_FN CUresult trt_select_target(trt_slot **cache, const trt_target *targets, int n,
+CUresult trt_select_target(trt_slot **cache, const trt_target *targets, int n,
                                   const trt_driver **drv, unsigned long long *key, int *out) {
   const trt_driver *d;
   trt_slot *s;
@@ -548,6 +414,3 @@ TRT_FN CUresult trt_select_target(trt_slot **cache, const trt_target *targets, i
   *out = t; /* still correct when the cache insert ran out of memory: just not cached */
   return CUDA_SUCCESS;
 }
-
-#endif /* RULES_TRITON_RUNTIME_INC_ */
-/* ---- end of rules_triton runtime ------------------------------------------------------------ */

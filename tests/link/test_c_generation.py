@@ -1,4 +1,5 @@
-"""triton_aot.codegen: template engine, C escaping, variant rendering and its validation."""
+"""C generation: template rendering (triton_aot.c_render), C escaping (c_syntax), standalone
+variant rendering (c_variant) and the record validation it relies on (variant)."""
 
 from __future__ import annotations
 
@@ -11,45 +12,54 @@ import pytest
 
 import harness
 from harness import arg, constexpr, variant
-from triton_aot import codegen
+from triton_aot import c_render, c_syntax
+from triton_aot.c_syntax import CCode
+from triton_aot.errors import UserError
 
 
-# ---- template engine ------------------------------------------------------------------------
+# ---- template rendering (string.Template over checked values) -----------------------------
 
-def test_template_substitution_and_sections():
-    text = "a=${a} $$x ${#items}[${name}:${a}]${#sub}<${v}>${/sub}${/items}!"
-    out = codegen.render_template(text, {"a": 1, "items": [
-        {"name": "p", "sub": [{"v": "1"}, {"v": "2"}]}, {"name": "q", "a": 9, "sub": []}]})
-    assert out == "a=1 $x [p:1]<1><2>[q:9]!"
+def _templates(tmp_path, text):
+    (tmp_path / "t.tmpl").write_text(text)
+    return c_render.Templates(tmp_path)
+
+
+def test_template_substitution(tmp_path):
+    out = _templates(tmp_path, "a=${a} $$x ${b}!").render("t.tmpl", a=1, b=CCode("q"))
+    assert out == "a=1 $x q!"
 
 
 @pytest.mark.parametrize("text,err", [
     ("${missing}", "no value for ${missing}"),
-    ("${#s}x", "unclosed section"),
-    ("${#s}x${/t}", "closes"),
-    ("${ bad }", "malformed"),
+    ("${ bad }", "malformed placeholder"),
 ])
-def test_template_errors(text, err):
-    with pytest.raises(codegen.CodegenError, match=re.escape(err)):
-        codegen.render_template(text, {"s": []})
+def test_template_errors(tmp_path, text, err):
+    with pytest.raises(UserError, match=re.escape(err)):
+        _templates(tmp_path, text).render("t.tmpl")
 
 
-def test_template_values_are_not_reinterpreted():
+def test_template_values_are_not_reinterpreted(tmp_path):
     # A value containing placeholder syntax is inserted verbatim, never rendered again.
-    assert codegen.render_template("${a}", {"a": "${b}"}) == "${b}"
+    assert _templates(tmp_path, "${a}").render("t.tmpl", a=CCode("${b}")) == "${b}"
+
+
+def test_template_refuses_unchecked_text(tmp_path):
+    # Only c_syntax's checked/escaped text (CCode) and ints reach the C: metadata cannot inject.
+    with pytest.raises(TypeError, match="unchecked str"):
+        _templates(tmp_path, "${a}").render("t.tmpl", a="x */ evil();")
 
 
 def test_template_dir_override(tmp_path, monkeypatch):
-    for f in codegen.template_dir().iterdir():
+    for f in c_render.template_dir().iterdir():
         shutil.copy(f, tmp_path / f.name)
     h = tmp_path / "variant.h.tmpl"
     h.write_text("/* OVERRIDDEN */\n" + h.read_text())
-    monkeypatch.setenv(codegen.TEMPLATE_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(c_render.TEMPLATE_DIR_ENV, str(tmp_path))
     meta = variant("v_sm90", [arg("x", "*fp32")])
-    _, h_text = codegen.render_variant(meta, b"\x7fELF", None)
+    _, h_text = harness.render_variant(meta, b"\x7fELF", None)
     assert h_text.startswith("/* OVERRIDDEN */")
-    monkeypatch.delenv(codegen.TEMPLATE_DIR_ENV)
-    _, h_text = codegen.render_variant(meta, b"\x7fELF", None, template_dir=tmp_path)
+    monkeypatch.delenv(c_render.TEMPLATE_DIR_ENV)
+    _, h_text = harness.render_variant(meta, b"\x7fELF", None, template_dir=tmp_path)
     assert h_text.startswith("/* OVERRIDDEN */")
 
 
@@ -71,7 +81,7 @@ def test_string_literal_roundtrip(tmp_path, cplusplus):
     data = (bytes(range(256)) + b"??=??/??'\"\\\x00" + b"1" + b"\\0012" + b"\x001\x7f8?" +
             bytes(rng.getrandbits(8) for _ in range(10000)))
     (tmp_path / "data.inc").write_text(
-        f"static const char data[{len(data) + 1}] =\n{codegen.c_string_literal(data)};\n")
+        f"static const char data[{len(data) + 1}] =\n{c_syntax.string_literal(data)};\n")
     (tmp_path / "main.c").write_text(ROUNDTRIP_C)
     compiler = harness.cxx() if cplusplus else harness.cc()
     flags = harness.CXX_FLAGS if cplusplus else harness.C_FLAGS
@@ -82,9 +92,9 @@ def test_string_literal_roundtrip(tmp_path, cplusplus):
 
 
 def test_string_literal_lines_are_bounded():
-    lit = codegen.c_string_literal(bytes(range(256)) * 10)
-    assert max(len(line) for line in lit.splitlines()) <= 4 + 2 + 4 * codegen.BYTES_PER_LINE
-    assert codegen.c_string_literal(b"") == '    ""'
+    lit = c_syntax.string_literal(bytes(range(256)) * 10)
+    assert max(len(line) for line in lit.splitlines()) <= 4 + 2 + 4 * c_syntax.BYTES_PER_LINE
+    assert c_syntax.string_literal(b"") == '    ""'
 
 
 # ---- variants -------------------------------------------------------------------------------
@@ -98,13 +108,13 @@ def _meta(**kw):
 
 def test_render_variant_is_deterministic():
     meta = _meta(grid_c=("((int64_t)(n) + 127) / 128", "1", "1"))
-    first = codegen.render_variant(meta, b"\x7fELF" + bytes(range(256)) * 50, "// ptx")
-    again = codegen.render_variant(dict(meta), b"\x7fELF" + bytes(range(256)) * 50, "// ptx")
+    first = harness.render_variant(meta, b"\x7fELF" + bytes(range(256)) * 50, "// ptx")
+    again = harness.render_variant(dict(meta), b"\x7fELF" + bytes(range(256)) * 50, "// ptx")
     assert first == again
 
 
 def test_variant_header_prototypes():
-    c_text, h_text = codegen.render_variant(_meta(), b"\x7fELF", None)
+    c_text, h_text = harness.render_variant(_meta(), b"\x7fELF", None)
     # :1 arguments are dropped from the variant launcher; fp32 is a float, never a double
     assert ("CUresult mk_a0_sm90(CUstream stream, CUdeviceptr x_ptr, int32_t n, float alpha);"
             in h_text)
@@ -122,24 +132,24 @@ def test_variant_header_prototypes():
 
 
 def test_variant_export_symbols():
-    _, h_text = codegen.render_variant(_meta() | {"export_symbols": True}, b"\x7fELF", None)
+    _, h_text = harness.render_variant(_meta() | {"export_symbols": True}, b"\x7fELF", None)
     assert "visibility" not in h_text
 
 
 def test_variant_no_absolute_paths():
     meta = _meta() | {"kernel_file": "/home/someone/src/kernels/mk.py"}
-    c_text, h_text = codegen.render_variant(meta, b"\x7fELF", None)
+    c_text, h_text = harness.render_variant(meta, b"\x7fELF", None)
     assert "/home/someone" not in c_text + h_text and "mk.py" in h_text
 
 
 def test_variant_with_argument_named_stream_compiles(tmp_path):
     meta = variant("st_sm90", [arg("stream", "i64"), arg("p", "*fp32")], kernel_name="st",
                    grid_c=("(int64_t)(stream)", "1", "1"))
-    c_text, h_text = codegen.render_variant(meta, b"\x7fELF", None)
+    c_text, h_text = harness.render_variant(meta, b"\x7fELF", None)
     assert "CUresult st_sm90(CUstream trt_stream, int64_t stream, CUdeviceptr p);" in h_text
     (tmp_path / "st.c").write_text(c_text)
-    harness.run([harness.cc(), *harness.C_FLAGS, f"-I{harness.cuda_include()}", "-c",
-                 tmp_path / "st.c", "-o", tmp_path / "st.o"])
+    harness.run([harness.cc(), *harness.C_FLAGS, f"-I{harness.cuda_include()}",
+                 f"-I{harness.RUNTIME_DIR}", "-c", tmp_path / "st.c", "-o", tmp_path / "st.o"])
 
 
 @pytest.mark.parametrize("change,err", [
@@ -174,15 +184,15 @@ def test_variant_validation(change, err):
     if args is not None:
         meta["args"] = args
     meta.update(change)
-    with pytest.raises(codegen.CodegenError, match=re.escape(err)):
-        codegen.render_variant(meta, b"\x7fELF", None)
+    with pytest.raises(UserError, match=re.escape(err)):
+        harness.render_variant(meta, b"\x7fELF", None)
 
 
 def test_constexpr_names_are_not_c_identifiers():
     # constexprs never become C names (only comments and info strings), so any name is fine
     meta = _meta(args=[arg("x", "*fp32"), constexpr("default", 1)])
-    meta["constexprs"] = {"default": "1 */ evil"}
-    c_text, h_text = codegen.render_variant(meta, b"\x7fELF", None)
+    meta["args"][1]["value_repr"] = "1 */ evil"  # constexpr spellings are derived from args
+    c_text, h_text = harness.render_variant(meta, b"\x7fELF", None)
     assert "1 * / evil" in h_text and "*/ evil" not in h_text
 
 

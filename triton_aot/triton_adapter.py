@@ -1,4 +1,6 @@
-"""Runs triton.compile for one specialisation, hermetically and without a GPU.
+"""The one module that talks to Triton: targets and options as Triton takes them, and
+triton.compile for one specialisation, hermetically and without a GPU. Differences between
+Triton versions (metadata fields, options) are handled here and nowhere else.
 
 Hermeticity/determinism:
 - Triton reads many environment variables (TRITON_*, MLIR_*, LLVM_*, PTXAS_OPTIONS, ...) that
@@ -28,18 +30,9 @@ from triton_aot.disasm import disassemble
 from triton_aot.errors import UserError, flag_error
 from triton_aot.kernel_loader import LoadedKernel
 from triton_aot.signature import BoundSignature, ConstValue
+from triton_aot.variant import Target
 
 # --------------------------------------------------------------------------- target/options
-
-
-@dataclass(frozen=True)
-class Target:
-    backend: str
-    arch: int
-    warp_size: int
-
-    def __str__(self) -> str:
-        return f"{self.backend}:{self.arch}"
 
 
 # SMs (>= 7.0) accepted by the ptxas/ptxas-blackwell shipped in the triton 3.6 wheel.

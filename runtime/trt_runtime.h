@@ -1,0 +1,181 @@
+/* rules_triton runtime: what every generated kernel library calls (runtime/trt_runtime.c).
+ *
+ * Compiled once (the `@rules_triton//runtime` cc_library), not pasted into each variant: one
+ * driver table, one lock and one once-flag per process, shared by every kernel library linked
+ * into it. Every symbol has hidden visibility, so nothing here is exported from a shared library;
+ * only the generated C API is.
+ *
+ * No libcuda, no toolkit and no extra runtime library is needed at build or link time: the driver
+ * is dlopen'ed on first use (link with -ldl -lpthread; on glibc >= 2.34 both are part of libc).
+ * Compiles as C99+ and as C++11+ with -Wall -Wextra -Wpedantic.
+ *
+ * Error contract (see docs/design.md):
+ *   libcuda.so.1 cannot be dlopen'ed            -> CUDA_ERROR_NO_DEVICE
+ *   a required driver entry point is missing     -> CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND
+ *   called before cuInit                         -> CUDA_ERROR_NOT_INITIALIZED (the driver's)
+ *   no current context                           -> CUDA_ERROR_INVALID_CONTEXT
+ *   no cubin/PTX usable on the context's device  -> CUDA_ERROR_NO_BINARY_FOR_GPU
+ *   shared memory above the device opt-in limit, or a launch feature the driver lacks
+ *                                                -> CUDA_ERROR_NOT_SUPPORTED
+ *   negative grid or grid beyond 32 bits         -> CUDA_ERROR_INVALID_VALUE
+ *   any other driver error is returned unchanged. Nothing here exits, aborts or prints.
+ */
+#ifndef RULES_TRITON_TRT_RUNTIME_H_
+#define RULES_TRITON_TRT_RUNTIME_H_
+
+#include <cuda.h>
+#include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TRT_INTERNAL __attribute__((visibility("hidden")))
+#define TRT_INLINE static __inline__ __attribute__((unused, always_inline))
+#else
+#define TRT_INTERNAL
+#define TRT_INLINE static inline
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- driver entry points --------------------------------------------------------------------
+ * Our own pointer typedefs (not cuda.h's names) so that -DCUDA_API_PER_THREAD_DEFAULT_STREAM or
+ * the _v2 renaming macros in cuda.h cannot rewrite them. */
+typedef CUresult (*trt_pfn_ctx_get_current)(CUcontext *);
+typedef CUresult (*trt_pfn_ctx_get_id)(CUcontext, unsigned long long *);
+typedef CUresult (*trt_pfn_ctx_get_device)(CUdevice *);
+typedef CUresult (*trt_pfn_device_get_attribute)(int *, CUdevice_attribute, CUdevice);
+typedef CUresult (*trt_pfn_module_load_data)(CUmodule *, const void *);
+typedef CUresult (*trt_pfn_module_unload)(CUmodule);
+typedef CUresult (*trt_pfn_module_get_function)(CUfunction *, CUmodule, const char *);
+typedef CUresult (*trt_pfn_func_set_attribute)(CUfunction, CUfunction_attribute, int);
+typedef CUresult (*trt_pfn_launch_kernel)(CUfunction, unsigned int, unsigned int, unsigned int,
+                                          unsigned int, unsigned int, unsigned int, unsigned int,
+                                          CUstream, void **, void **);
+typedef CUresult (*trt_pfn_launch_kernel_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
+typedef CUresult (*trt_pfn_mem_alloc_async)(CUdeviceptr *, size_t, CUstream);
+typedef CUresult (*trt_pfn_mem_free_async)(CUdeviceptr, CUstream);
+
+typedef struct trt_driver {
+  CUresult status; /* CUDA_SUCCESS once every required entry point resolved */
+  /* required (present in every driver that can run Triton kernels) */
+  trt_pfn_ctx_get_current ctx_get_current;
+  trt_pfn_ctx_get_device ctx_get_device;
+  trt_pfn_device_get_attribute device_get_attribute;
+  trt_pfn_module_load_data module_load_data;
+  trt_pfn_module_unload module_unload;
+  trt_pfn_module_get_function module_get_function;
+  trt_pfn_func_set_attribute func_set_attribute;
+  trt_pfn_launch_kernel launch_kernel;
+  /* optional: NULL on older drivers; only the features that need them fail */
+  trt_pfn_ctx_get_id ctx_get_id;             /* CUDA 12.0 */
+  trt_pfn_launch_kernel_ex launch_kernel_ex; /* CUDA 11.8 */
+  trt_pfn_mem_alloc_async mem_alloc_async;   /* CUDA 11.2 */
+  trt_pfn_mem_free_async mem_free_async;     /* CUDA 11.2 */
+} trt_driver;
+
+/* ---- per-context cache ----------------------------------------------------------------------
+ * A singly linked list of slots, one per context ever seen.  Slots are only ever prepended (under
+ * the runtime's lock, published with a release store of the head) and never freed, so readers
+ * walk the list without a lock.  `value` is 0 while nothing is cached, else a CUfunction (kernel
+ * slots) or target index + 1 (dispatcher slots); it is stored last with release so a reader that
+ * sees it non-zero also sees `module`. */
+typedef struct trt_slot {
+  struct trt_slot *next; /* immutable once published */
+  unsigned long long key;
+  CUmodule module; /* guarded by the runtime's lock */
+  uintptr_t value; /* atomic */
+} trt_slot;
+
+typedef struct trt_target {
+  int arch;    /* e.g. 80 */
+  int has_ptx; /* the dispatcher may fall back to this target's embedded PTX */
+} trt_target;
+
+typedef struct trt_kernel_info {
+  const char *kernel_name; /* cubin entry point */
+  int arch;                /* target SM of the cubin */
+  const char *cubin;
+  const char *ptx;       /* NUL-terminated PTX, or NULL when not embedded */
+  unsigned int block_x;  /* num_warps * warp_size */
+  unsigned int num_ctas; /* cluster size along x */
+  unsigned int shared;   /* dynamic shared memory in bytes */
+  int cooperative;
+  int pdl;
+  unsigned long long global_scratch_size; /* per CTA */
+  unsigned long long global_scratch_align;
+  unsigned long long profile_scratch_size; /* per CTA */
+  unsigned long long profile_scratch_align;
+} trt_kernel_info;
+
+/* One loadable kernel: its static description and its per-context modules. */
+typedef struct trt_kernel {
+  const trt_kernel_info *info;
+  trt_slot *slots;
+} trt_kernel;
+
+/* Resolves the driver once per process; *out is valid even on error (status says why). */
+TRT_INTERNAL CUresult trt_driver_get(const trt_driver **out);
+/* Cache key of the current context (cuCtxGetId, or the CUcontext on drivers without it). */
+TRT_INTERNAL CUresult trt_context_key(const trt_driver *d, unsigned long long *key);
+/* Index into `targets` of the best target for the current context's device, cached per context
+ * (lock-free hit); also hands back the driver table and the context's cache key. */
+TRT_INTERNAL CUresult trt_select_target(trt_slot **cache, const trt_target *targets, int n,
+                                        const trt_driver **drv, unsigned long long *key, int *out);
+/* Exact SM, else the highest compatible lower SM of the same major, else the highest target whose
+ * PTX can be JIT-compiled for this SM; -1 when nothing can run. */
+TRT_INTERNAL int trt_pick_target(const trt_target *targets, int n, int sm);
+/* Loads `k` into the current context (idempotent). */
+TRT_INTERNAL CUresult trt_kernel_load(trt_kernel *k);
+/* Unloads `k` from the current context only.  Must not race with launches of the same kernel in
+ * the same context (as with any cuModuleUnload). */
+TRT_INTERNAL CUresult trt_kernel_unload(trt_kernel *k);
+/* Launches `k` on a grid of `grid` (in clusters along x when num_ctas > 1, as Triton's own
+ * launcher does).  The last two entries of `params` point at scratch[0] and scratch[1] (global
+ * and profile scratch, which every Triton kernel takes); they are filled in here.  `d` and `key`
+ * are the driver table and the current context's cache key when the caller (the dispatcher) has
+ * them already; d == NULL means "look them up".  An empty grid is CUDA_SUCCESS, no launch. */
+TRT_INTERNAL CUresult trt_kernel_launch_in(const trt_driver *d, unsigned long long key,
+                                           trt_kernel *k, CUstream stream, const int64_t grid[3],
+                                           void **params, CUdeviceptr scratch[2]);
+
+/* ---- grid arithmetic (triton_aot.grid.to_c) --------------------------------------------------
+ * int64 without undefined behaviour: a result that overflows, INT64_MIN / -1 and a zero divisor
+ * all give INT64_MIN, which every later operation passes on and the launcher rejects (negative).
+ * Inline: they are the arithmetic of every launch. */
+#define TRT_GRID_INVALID INT64_MIN
+TRT_INLINE int64_t trt_grid_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || __builtin_add_overflow(a, b, &r))
+    return TRT_GRID_INVALID;
+  return r;
+}
+TRT_INLINE int64_t trt_grid_sub(int64_t a, int64_t b) {
+  int64_t r;
+  if (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || __builtin_sub_overflow(a, b, &r))
+    return TRT_GRID_INVALID;
+  return r;
+}
+TRT_INLINE int64_t trt_grid_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || __builtin_mul_overflow(a, b, &r))
+    return TRT_GRID_INVALID;
+  return r;
+}
+TRT_INLINE int64_t trt_grid_neg(int64_t a) { return a == TRT_GRID_INVALID ? TRT_GRID_INVALID : -a; }
+TRT_INLINE int64_t trt_grid_div(int64_t a, int64_t b) {
+  /* a != INT64_MIN here, so a / -1 cannot overflow */
+  return (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || b == 0) ? TRT_GRID_INVALID : a / b;
+}
+TRT_INLINE int64_t trt_grid_mod(int64_t a, int64_t b) {
+  return (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || b == 0) ? TRT_GRID_INVALID : a % b;
+}
+TRT_INLINE int64_t trt_grid_cdiv(int64_t a, int64_t b) {
+  return trt_grid_div(trt_grid_sub(trt_grid_add(a, b), 1), b);
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* RULES_TRITON_TRT_RUNTIME_H_ */

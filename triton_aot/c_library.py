@@ -1,0 +1,192 @@
+"""A kernel library's C file and public header, from the link tool's plan: every variant's
+launcher, each distinct image embedded once, one selector per (algo, target), and the
+link.py-compatible API (NAME, NAME_default, load_NAME, unload_NAME, NAME_get_num_algos,
+NAME_get_algo_info). One translation unit per library; the runtime is compiled separately."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from triton_aot import c_parts, c_syntax
+from triton_aot.c_parts import Image
+from triton_aot.c_render import Templates
+from triton_aot.c_syntax import CCode
+from triton_aot.variant import VariantRecord
+
+STATIC = CCode("static ")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A variant record with the images it names, as the link tool read them."""
+
+    record: VariantRecord
+    path: str
+    cubin: Image
+    ptx: Image | None
+
+    @property
+    def label(self) -> str:
+        return f"{self.record.symbol} ({os.path.basename(self.path)})"
+
+
+@dataclass(frozen=True)
+class TargetSlot:
+    arch: int
+    has_ptx: bool  # the dispatcher may fall back to this target's PTX
+
+
+@dataclass(frozen=True)
+class Algo:
+    info: str
+    variants: tuple[tuple[Variant, ...], ...]  # per target (plan order), dispatch order
+
+
+@dataclass(frozen=True)
+class LibraryPlan:
+    name: str
+    header: str  # basename of the public header
+    targets: tuple[TargetSlot, ...]  # ascending arch
+    algos: tuple[Algo, ...]  # algo_id order
+
+    @property
+    def first(self) -> VariantRecord:
+        return self.algos[0].variants[0][0].record
+
+    def all_variants(self) -> list[Variant]:
+        return [v for algo in self.algos for per_target in algo.variants for v in per_target]
+
+
+def _selector_body(plan: LibraryPlan, variants: tuple[Variant, ...]) -> CCode:
+    rargs = plan.first.runtime_args
+    lines, used = [], set()
+    for v in variants:
+        rec = v.record
+        kargs = rec.launcher_args
+        call = (f"trt_dispatch_{c_syntax.ident(rec.symbol, 'symbol')}(trt_driver_table, "
+                f"trt_context_key_, {c_parts.call_args(kargs, c_parts.stream_name(rargs))});")
+        used.update(a.name for a in kargs)
+        used.update(name for name, _ in rec.hint_conditions)
+        conds = [f"({name} % 16 == 0)" if hint == 16 else f"({name} == 1)"
+                 for name, hint in rec.hint_conditions]
+        if conds:
+            lines.append(f"  if ({' && '.join(conds)})\n    return {call}\n")
+        else:
+            lines.append(f"  return {call}\n")
+            break  # unconditional: later variants are unreachable (the link tool orders them)
+    else:
+        lines.append("  return CUDA_ERROR_INVALID_VALUE; /* no variant's hints hold */\n")
+    unused = [f"  (void){a.name};\n" for a in rargs if a.name not in used]
+    return CCode("".join(unused + lines))
+
+
+def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
+           ) -> tuple[str, str, list[list[str]]]:
+    """(C text, H text, merged): `merged` lists the groups of variants whose identical cubins
+    are embedded once."""
+    t = Templates(template_dir)
+    name = c_syntax.ident(plan.name, "--name")
+    first = plan.first
+    rargs = first.runtime_args
+    stream = c_parts.stream_name(rargs)
+    algo_name = CCode("trt_algo_id" if any(a.name == "algo_id" for a in rargs) else "algo_id")
+    params = c_parts.param_list(rargs, stream)
+    call_args = c_parts.call_args(rargs, stream)
+
+    # Distinct images and kernels, in first-use order (the plan's order is deterministic).
+    image_users: dict[str, list[str]] = {}
+    images: dict[str, Image] = {}
+    kernels: dict[tuple, tuple[CCode, Variant, list[str]]] = {}
+    kernel_of: dict[str, CCode] = {}
+    for v in plan.all_variants():
+        for image, what in ((v.cubin, ""), (v.ptx, " (PTX)")):
+            if image is not None:
+                images.setdefault(image.id, image)
+                image_users.setdefault(image.id, []).append(v.record.symbol + what)
+        key = c_parts.kernel_key(v.record, v.cubin, v.ptx)
+        if key not in kernels:
+            kernels[key] = (CCode(f"k{len(kernels)}"), v, [])
+        kernels[key][2].append(v.record.symbol)
+        kernel_of[v.record.symbol] = kernels[key][0]
+    merged = [users for users in image_users.values() if len(users) > 1]
+
+    image_text = [c_parts.render_image(t, img, image_users[iid]) for iid, img in images.items()]
+    kernel_text = [c_parts.render_kernel(t, kid, v.record, v.cubin, v.ptx, users)
+                   for kid, v, users in kernels.values()]
+    launcher_text = [c_parts.render_launcher(t, v.record, kernel_of[v.record.symbol], STATIC)
+                     for v in plan.all_variants()]
+
+    selectors, rows = [], []
+    for ai, algo in enumerate(plan.algos):
+        names = []
+        for target, variants in zip(plan.targets, algo.variants):
+            selectors.append(t.render("selector.c.tmpl", name=name, algo_id=ai,
+                                      arch=target.arch, params=params,
+                                      body=_selector_body(plan, variants)))
+            names.append(f"trt_select_{name}_a{ai}_sm{target.arch}")
+        rows.append(f"    {{{', '.join(names)}}},\n")
+
+    per_target_lists, list_names = [], []
+    for ti, target in enumerate(plan.targets):
+        kids: list[str] = []
+        for algo in plan.algos:
+            for v in algo.variants[ti]:
+                kid = kernel_of[v.record.symbol]
+                if kid not in kids:
+                    kids.append(kid)
+        list_names.append(f"trt_kernels_sm{target.arch}")
+        per_target_lists.append(
+            f"static trt_kernel *const trt_kernels_sm{target.arch}[] = {{"
+            + "".join(f"&trt_kernel_{k}, " for k in kids) + "NULL};\n")
+
+    merge_c = "".join(f"\n * Identical cubins embedded once: {', '.join(users)}."
+                      for users in merged)
+    merge_h = "".join(f" *   cubin shared by: {', '.join(users)}\n" for users in merged)
+    if merge_h:
+        merge_h = " *\n * Variants whose cubins are identical (embedded and loaded once):\n" + merge_h
+
+    target_lines, algo_lines = [], []
+    for target in plan.targets:
+        target_lines.append(f" *   sm_{target.arch}{' (+PTX fallback)' if target.has_ptx else ''}\n")
+    for ai, algo in enumerate(plan.algos):
+        algo_lines.append(f" *   {ai}: {c_syntax.comment(algo.info)}\n")
+        for target, variants in zip(plan.targets, algo.variants):
+            for v in variants:
+                algo_lines.append(f" *       sm_{target.arch}  {v.record.symbol}  "
+                                  f"{c_syntax.comment(v.record.hint_summary())}\n")
+
+    values = dict(
+        name=name,
+        guard=CCode(f"RULES_TRITON_{name.upper()}_H_"),
+        header=c_syntax.string_body(os.path.basename(plan.header)),
+        kernel_name=c_syntax.ident(first.kernel_name, "kernel_name"),
+        kernel_file=c_syntax.comment(os.path.basename(first.kernel_file)),
+        num_algos=len(plan.algos),
+        num_targets=len(plan.targets),
+        num_variants=len(plan.all_variants()),
+        num_images=len(images),
+        merge_note=CCode(merge_c),  # symbols are checked C identifiers
+        images=c_syntax.join(image_text, "\n"),
+        kernels=c_syntax.join(kernel_text, "\n"),
+        launchers=c_syntax.join(launcher_text, "\n"),
+        selector_param_types=CCode(", ".join(["const trt_driver *", "unsigned long long",
+                                              "CUstream"] + [a.c_type.ctype for a in rargs])),
+        selectors=c_syntax.join(selectors),
+        selector_rows=CCode("".join(rows)),
+        target_rows=CCode("".join(
+            f"    {{{tg.arch}, {int(tg.has_ptx)}}}, /* sm_{tg.arch}"
+            f"{' (+PTX fallback)' if tg.has_ptx else ''} */\n" for tg in plan.targets)),
+        target_kernel_lists=CCode("".join(per_target_lists)),
+        target_kernel_list_names=CCode(", ".join(list_names)),
+        all_kernels=CCode("".join(f"&trt_kernel_{kid}, " for kid, _, _ in kernels.values())),
+        algo_info_rows=CCode("".join(f'    "{c_syntax.string_body(a.info)}",\n'
+                                     for a in plan.algos)),
+        params=params,
+        call_args=call_args,
+        algo_name=algo_name,
+        target_lines=CCode("".join(target_lines)),
+        algo_lines=CCode("".join(algo_lines)),
+        merge_lines=CCode(merge_h),
+    )
+    return (t.render("library.c.tmpl", **values), t.render("library.h.tmpl", **values), merged)

@@ -1,0 +1,124 @@
+"""The C fragments that a library and a standalone variant share: an embedded image, a kernel
+(image + launch description, loaded once per context), and a variant launcher (grid, kernel
+parameters, launch). Each renders one fragment template from typed record values."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Sequence
+
+from triton_aot import c_syntax
+from triton_aot.c_render import Templates
+from triton_aot.c_syntax import CCode
+from triton_aot.variant import Arg, VariantRecord
+
+
+def stream_name(args: Sequence[Arg]) -> CCode:
+    """The C name of the stream parameter: `stream`, unless a kernel parameter has that name."""
+    return CCode("trt_stream" if any(a.name == "stream" for a in args) else "stream")
+
+
+def param_list(args: Sequence[Arg], stream: CCode) -> CCode:
+    """`CUstream stream, CUdeviceptr x, int32_t n`: the C parameters for `args`."""
+    return CCode(", ".join([f"CUstream {stream}"] + [
+        f"{a.c_type.ctype} {c_syntax.ident(a.name, 'argument name')}" for a in args]))
+
+
+def call_args(args: Sequence[Arg], stream: CCode) -> CCode:
+    return CCode(", ".join([stream] + [c_syntax.ident(a.name, "argument name") for a in args]))
+
+
+@dataclass(frozen=True)
+class Image:
+    """An embedded image (cubin bytes or NUL-terminated PTX text), named by its content."""
+
+    data: bytes
+    what: str  # "cubin" or "PTX"
+    name: CCode | None = None  # C name suffix; default: from the content's hash
+
+    @property
+    def id(self) -> CCode:
+        return self.name or CCode(hashlib.sha256(self.data).hexdigest()[:16])
+
+    @property
+    def ref(self) -> CCode:
+        return CCode(f"trt_image_{self.id}")
+
+
+def render_image(t: Templates, image: Image, users: Sequence[str]) -> CCode:
+    return t.render(
+        "image.c.tmpl",
+        comment=c_syntax.comment(f"{image.what}, {len(image.data)} bytes, sha256 "
+                                 f"{hashlib.sha256(image.data).hexdigest()}: "
+                                 + ", ".join(users)),
+        id=image.id,
+        array_size=len(image.data) + 1,
+        literal=c_syntax.string_literal(image.data))
+
+
+def kernel_key(record: VariantRecord, cubin: Image, ptx: Image | None) -> tuple:
+    """Variants with equal keys launch the same kernel the same way and share one trt_kernel
+    (one module per context): Triton emits identical cubins for some hint sets."""
+    return (record.kernel_name, record.target.arch, cubin.id, ptx.id if ptx else None,
+            record.launch.num_warps * record.target.warp_size, record.launch.num_ctas,
+            record.shared, record.launch.cooperative, record.launch.pdl, record.global_scratch,
+            record.profile_scratch)
+
+
+def render_kernel(t: Templates, kernel_id: CCode, record: VariantRecord, cubin: Image,
+                  ptx: Image | None, users: Sequence[str]) -> CCode:
+    return t.render(
+        "kernel.c.tmpl",
+        comment=c_syntax.comment(f"{record.kernel_name} for {record.target.name}: "
+                                 + ", ".join(users)),
+        id=kernel_id,
+        kernel_name=c_syntax.ident(record.kernel_name, "kernel_name"),
+        arch=record.target.arch,
+        cubin_ref=cubin.ref,
+        ptx_ref=ptx.ref if ptx else CCode("NULL"),
+        block_x=record.launch.num_warps * record.target.warp_size,
+        num_ctas=record.launch.num_ctas,
+        shared=record.shared,
+        cooperative=int(record.launch.cooperative),
+        pdl=int(record.launch.pdl),
+        global_scratch_size=record.global_scratch[0],
+        global_scratch_align=record.global_scratch[1],
+        profile_scratch_size=record.profile_scratch[0],
+        profile_scratch_align=record.profile_scratch[1])
+
+
+def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
+                    linkage: CCode) -> CCode:
+    """`trt_dispatch_SYMBOL(driver, context key, stream, launcher args...)`."""
+    symbol = c_syntax.ident(record.symbol, "symbol")
+    args = record.launcher_args
+    stream = stream_name(args)
+    locals_, refs = [], []
+    for a in args:
+        name = c_syntax.ident(a.name, "argument name")
+        ctype = a.c_type
+        if ctype.kernel_ctype != ctype.ctype:
+            # i1 goes to the kernel as one byte: copy the bool into an int8_t, whose size is 1
+            # by construction (bool's representation is the compiler's).
+            locals_.append(f"  {ctype.kernel_ctype} trt_arg_{name} = "
+                           f"({ctype.kernel_ctype})({name} ? 1 : 0);\n")
+            refs.append(f"&trt_arg_{name}")
+        else:
+            refs.append(f"&{name}")
+    refs += ["&trt_scratch[0]", "&trt_scratch[1]"]  # global, profile scratch
+    grid = [c_syntax.grid_expression(e, f"grid_c[{i}]") for i, e in enumerate(record.grid_c)]
+    return t.render(
+        "launcher.c.tmpl",
+        symbol=symbol,
+        target_name=CCode(record.target.name),
+        hint_info=c_syntax.comment(record.hint_summary()),
+        grid_info=c_syntax.comment(", ".join(record.grid)),
+        linkage=linkage,
+        launcher_params=param_list(args, stream),
+        grid_x=grid[0], grid_y=grid[1], grid_z=grid[2],
+        param_locals=CCode("".join(locals_)),
+        num_params=len(refs),
+        param_refs=CCode(", ".join(refs)),
+        kernel_id=kernel_id,
+        stream=stream)

@@ -1,0 +1,376 @@
+"""The variant record: what the compile tool knows about one compiled variant, and the only
+thing the link tool reads (`--out_json`, format rules_triton.variant.v2; docs/design.md).
+
+This module owns the record: its fields, their validation (done once, in `from_dict`), its JSON
+form, and every view derived from it (C parameter lists, launcher arguments, hint conditions,
+target, algo identity and info). Other modules take typed `VariantRecord`s and never look at
+the JSON.
+
+The JSON is written with a fixed key order, two-space indent and a final newline, so equal
+inputs give byte-identical files. It holds no absolute paths and no timestamps: images are
+named relative to the record's own folder.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from triton_aot import abi, c_syntax
+from triton_aot.errors import UserError
+
+FORMAT = "rules_triton.variant.v2"
+
+JsonValue = Union[int, float, bool, str, None]
+
+# Integer types that take the :16 / :1 hints (bools and floats take none).
+HINTABLE_INTS = frozenset(("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"))
+
+
+class RecordError(UserError):
+    """A record the tools cannot use; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Target:
+    backend: str  # "cuda"
+    arch: int  # SM number, 90 for sm_90
+    warp_size: int
+
+    @property
+    def name(self) -> str:
+        return f"sm_{self.arch}"
+
+    def __str__(self) -> str:  # the --target spelling
+        return f"{self.backend}:{self.arch}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"backend": self.backend, "arch": self.arch, "warp_size": self.warp_size}
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One kernel parameter. Runtime args have a type and a hint; constexprs a value."""
+
+    name: str
+    type: str  # canonical Triton type ("*fp16", "i32"), or "constexpr"
+    hint: int | None = None  # 16, 1 or None
+    value: JsonValue = None  # constexprs only
+    value_repr: str | None = None  # constexprs only: canonical source spelling
+
+    @property
+    def is_constexpr(self) -> bool:
+        return self.type == "constexpr"
+
+    @property
+    def is_pointer(self) -> bool:
+        return self.type.startswith("*")
+
+    @property
+    def c_type(self) -> abi.CType:
+        return abi.c_type(self.type)
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.is_constexpr:
+            return {"name": self.name, "type": "constexpr", "value": self.value,
+                    "value_repr": self.value_repr, "constexpr": True}
+        return {"name": self.name, "type": self.type, "ctype": self.c_type.ctype,
+                "hint": self.hint, "constexpr": False}
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    num_warps: int
+    num_stages: int
+    num_ctas: int = 1
+    cooperative: bool = False
+    pdl: bool = False
+
+
+@dataclass(frozen=True)
+class VariantRecord:
+    symbol: str  # C name of the variant (unique in its library)
+    kernel_name: str  # entry point in the cubin
+    kernel_file: str  # basename only
+    target: Target
+    algo_index: int | None
+    args: tuple[Arg, ...]  # declaration order
+    launch: LaunchConfig
+    shared: int  # dynamic shared memory, bytes
+    global_scratch: tuple[int, int]  # (bytes per CTA, alignment)
+    profile_scratch: tuple[int, int]
+    grid: tuple[str, str, str]  # validated source expressions
+    grid_c: tuple[str, str, str]  # int64_t C expressions over the C parameter names
+    triton_version: str
+    cubin_file: str | None  # relative to the record's folder
+    cubin_sha256: str
+    cubin_size: int
+    ptx_file: str | None  # set when the PTX is embedded (driver JIT fallback)
+    ptx_embedded: bool = False
+    export_symbols: bool = False  # standalone variant C: default visibility
+    format: str = field(default=FORMAT)
+
+    # ---- views
+
+    @property
+    def runtime_args(self) -> tuple[Arg, ...]:
+        """Non-constexpr parameters: the dispatcher's C arguments (including `:1` ones)."""
+        return tuple(a for a in self.args if not a.is_constexpr)
+
+    @property
+    def launcher_args(self) -> tuple[Arg, ...]:
+        """The variant launcher's C arguments and the kernel's parameters: `:1` ones omitted
+        (the kernel was compiled with them as the constant 1)."""
+        return tuple(a for a in self.runtime_args if a.hint != 1)
+
+    @property
+    def constexprs(self) -> dict[str, str]:
+        """Constexpr name -> canonical value spelling, declaration order."""
+        return {a.name: a.value_repr or "" for a in self.args if a.is_constexpr}
+
+    @property
+    def hints(self) -> tuple[tuple[str, int | None], ...]:
+        """(name, hint) of every runtime argument: what tells variants of one algo apart."""
+        return tuple((a.name, a.hint) for a in self.runtime_args)
+
+    @property
+    def hint_conditions(self) -> tuple[tuple[str, int], ...]:
+        """(name, hint) that must hold at run time for this variant to be launched."""
+        return tuple((a.name, a.hint) for a in self.runtime_args if a.hint is not None)
+
+    def hint_summary(self) -> str:
+        parts = [f"{n}%16" if h == 16 else f"{n}==1" for n, h in self.hint_conditions]
+        return " ".join(parts) if parts else "(no hints)"
+
+    @property
+    def signature(self) -> tuple[tuple[str, str], ...]:
+        """(name, type) per parameter: must agree across the variants of a library."""
+        return tuple((a.name, a.type) for a in self.args)
+
+    @property
+    def algo_config(self) -> tuple:
+        """What makes two variants the same algo: constexpr values and the launch config."""
+        return (tuple(self.constexprs.items()), self.launch)
+
+    def algo_sort_key(self) -> tuple:
+        """Order of algos without algo_index: numeric constexprs compare as numbers (BLOCK=64
+        before BLOCK=128), others by their spelling, then the launch config."""
+        values = []
+        for a in self.args:
+            if a.is_constexpr:
+                if isinstance(a.value, (int, float)) and not isinstance(a.value, bool):
+                    values.append((a.name, 0, float(a.value), ""))
+                else:
+                    values.append((a.name, 1, 0.0, str(a.value_repr)))
+        cfg = self.launch
+        return (tuple(values), cfg.num_warps, cfg.num_stages, cfg.num_ctas, cfg.cooperative,
+                cfg.pdl)
+
+    def algo_info(self) -> str:
+        """The NAME_get_algo_info string: constexprs then launch config (the rarer knobs only
+        when set, so the common case reads like upstream's)."""
+        parts = [f"{k}={v}" for k, v in self.constexprs.items()]
+        parts += [f"num_warps={self.launch.num_warps}", f"num_stages={self.launch.num_stages}"]
+        if self.launch.num_ctas != 1:
+            parts.append(f"num_ctas={self.launch.num_ctas}")
+        if self.launch.cooperative:
+            parts.append("launch_cooperative_grid=1")
+        if self.launch.pdl:
+            parts.append("launch_pdl=1")
+        return " ".join(parts)
+
+    def constexpr_summary(self) -> str:
+        items = self.constexprs
+        return " ".join(f"{k}={v}" for k, v in items.items()) if items else "(none)"
+
+    @property
+    def label(self) -> str:
+        return self.symbol
+
+    # ---- (de)serialisation
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {
+            "format": self.format,
+            "symbol": self.symbol,
+            "kernel_name": self.kernel_name,
+            "kernel_file": self.kernel_file,
+            "target": self.target.to_dict(),
+            "algo_index": self.algo_index,
+            "args": [a.to_dict() for a in self.args],
+            "constexprs": self.constexprs,  # derived from args, for readers of the JSON
+            "num_warps": self.launch.num_warps,
+            "num_stages": self.launch.num_stages,
+            "num_ctas": self.launch.num_ctas,
+            "launch_cooperative_grid": self.launch.cooperative,
+            "launch_pdl": self.launch.pdl,
+            "shared": self.shared,
+            "global_scratch_size": self.global_scratch[0],
+            "global_scratch_align": self.global_scratch[1],
+            "profile_scratch_size": self.profile_scratch[0],
+            "profile_scratch_align": self.profile_scratch[1],
+            "grid": list(self.grid),
+            "grid_c": list(self.grid_c),
+            "triton_version": self.triton_version,
+            "cubin_file": self.cubin_file,
+            "cubin_sha256": self.cubin_sha256,
+            "cubin_size": self.cubin_size,
+            "ptx_embedded": self.ptx_embedded,
+            "ptx_file": self.ptx_file,
+        }
+        if self.export_symbols:
+            d["export_symbols"] = True
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=True, allow_nan=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> "VariantRecord":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise RecordError(f"not valid JSON: {e}") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, d: Any) -> "VariantRecord":
+        """The one validation of a record: every field's type and range, names that become C
+        identifiers, the ABI of every type, hints, and the grid's C expressions."""
+        if not isinstance(d, dict) or d.get("format") != FORMAT:
+            got = d.get("format") if isinstance(d, dict) else None
+            raise RecordError(f"metadata format {got!r} is not {FORMAT!r}: not a variant record "
+                              "of this rules_triton (pass the --out_json files of "
+                              "triton_aot.compile)")
+        unknown = sorted(set(d) - _KEYS)
+        if unknown:
+            raise RecordError(f"malformed variant metadata: unknown field(s) {unknown}")
+        try:
+            return _from_dict(d)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            what = f"lacks {e.args[0]!r}" if isinstance(e, KeyError) else f"{e}"
+            raise RecordError(f"malformed variant metadata: {what}") from None
+
+
+_KEYS = frozenset(("format", "symbol", "kernel_name", "kernel_file", "target", "algo_index",
+                   "args", "constexprs", "num_warps", "num_stages", "num_ctas", "launch_cooperative_grid",
+                   "launch_pdl", "shared", "global_scratch_size", "global_scratch_align",
+                   "profile_scratch_size", "profile_scratch_align", "grid", "grid_c",
+                   "triton_version", "cubin_file", "cubin_sha256", "cubin_size", "ptx_embedded",
+                   "ptx_file", "export_symbols"))
+
+
+def _int(d: dict, key: str, minimum: int = 0) -> int:
+    value = d[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise RecordError(f"metadata field {key!r} must be an integer >= {minimum}, got "
+                          f"{value!r}")
+    return value
+
+
+def _bool(d: dict, key: str) -> bool:
+    value = d.get(key, False)
+    if not isinstance(value, bool):
+        raise RecordError(f"metadata field {key!r} must be true or false, got {value!r}")
+    return value
+
+
+def _opt_str(d: dict, key: str) -> str | None:
+    value = d.get(key)
+    if value is not None and not isinstance(value, str):
+        raise RecordError(f"metadata field {key!r} must be a string or null, got {value!r}")
+    return value
+
+
+def _arg(i: int, a: Any) -> Arg:
+    if not isinstance(a, dict) or not isinstance(a.get("name"), str):
+        raise RecordError(f"malformed variant metadata: args[{i}] is not an object with a "
+                          "string 'name'")
+    name = a["name"]
+    if a.get("constexpr"):
+        # constexprs never become C names (only comments and info strings): any name is fine
+        value = a.get("value")
+        if not isinstance(value, (int, float, bool, str, type(None))):
+            raise RecordError(f"argument {name!r}: constexpr value {value!r} is not a JSON scalar")
+        return Arg(name, "constexpr", None, value, str(a.get("value_repr", value)))
+    ty = a.get("type")
+    if not isinstance(ty, str):
+        raise RecordError(f"malformed variant metadata: args[{i}] ({name}) has no string 'type'")
+    abi.check_c_identifier(name, "argument name")
+    try:
+        ctype = abi.c_type(ty).ctype
+    except UserError:
+        raise RecordError(f"argument {name!r}: unsupported type {ty!r}") from None
+    if a.get("ctype") not in (None, ctype):
+        raise RecordError(f"argument {name!r}: ctype {a.get('ctype')!r} does not match the ABI "
+                          f"type {ctype!r} for {ty}")
+    hint = a.get("hint")
+    if hint is not None:
+        if not ((hint == 16 and (ty.startswith("*") or ty in HINTABLE_INTS)) or
+                (hint == 1 and ty in HINTABLE_INTS)) or isinstance(hint, bool):
+            raise RecordError(f"argument {name!r}: hint {hint!r} is not valid for type {ty} "
+                              "(pointers take :16, integers :16 or :1)")
+    return Arg(name, ty, hint)
+
+
+def _from_dict(d: dict) -> VariantRecord:
+    symbol = abi.check_c_identifier(d["symbol"], "symbol")
+    kernel_name = abi.check_c_identifier(d["kernel_name"], "kernel_name")
+    if not isinstance(d["args"], list):
+        raise RecordError("malformed variant metadata: 'args' is not a list")
+    args = tuple(_arg(i, a) for i, a in enumerate(d["args"]))
+    seen: set[str] = set()
+    for a in args:
+        if a.name in seen:
+            raise RecordError(f"argument name {a.name!r} appears twice")
+        seen.add(a.name)
+    t = d["target"]
+    if not isinstance(t, dict):
+        raise RecordError("malformed variant metadata: 'target' is not an object")
+    if t.get("backend") != "cuda":
+        raise RecordError(f"target backend {t.get('backend')!r} is not supported (cuda only)")
+    arch = t.get("arch")
+    if isinstance(arch, bool) or not isinstance(arch, int) or arch < 10:
+        raise RecordError(f"target arch {arch!r} is not an SM number like 90")
+    target = Target("cuda", arch, _int(t, "warp_size", 1))
+    algo_index = d.get("algo_index")
+    if algo_index is not None and (isinstance(algo_index, bool) or not isinstance(algo_index, int)
+                                   or algo_index < 0):
+        raise RecordError(f"algo_index {algo_index!r} is not an integer >= 0")
+    grid_c = d["grid_c"]
+    if not isinstance(grid_c, (list, tuple)) or len(grid_c) != 3:
+        raise RecordError(f"grid_c must hold 3 C expressions, got {grid_c!r}")
+    for i, expr in enumerate(grid_c):
+        c_syntax.grid_expression(expr, f"grid_c[{i}]")
+    grid = d.get("grid", grid_c)
+    if not isinstance(grid, (list, tuple)) or len(grid) != 3:
+        raise RecordError(f"grid must hold 3 expressions, got {grid!r}")
+    ptx_embedded = _bool(d, "ptx_embedded")
+    constexprs = {a.name: a.value_repr for a in args if a.is_constexpr}
+    if "constexprs" in d and d["constexprs"] != constexprs:
+        raise RecordError(f"malformed variant metadata: 'constexprs' {d['constexprs']!r} "
+                          f"disagrees with the constexpr args {constexprs!r}")
+    return VariantRecord(
+        symbol=symbol,
+        kernel_name=kernel_name,
+        kernel_file=str(d.get("kernel_file", "?")),
+        target=target,
+        algo_index=algo_index,
+        args=args,
+        launch=LaunchConfig(_int(d, "num_warps", 1), _int(d, "num_stages", 0),
+                            _int(d, "num_ctas", 1), _bool(d, "launch_cooperative_grid"),
+                            _bool(d, "launch_pdl")),
+        shared=_int(d, "shared"),
+        global_scratch=(_int(d, "global_scratch_size"), _int(d, "global_scratch_align", 1)),
+        profile_scratch=(_int(d, "profile_scratch_size"), _int(d, "profile_scratch_align", 1)),
+        grid=tuple(str(g) for g in grid),
+        grid_c=tuple(grid_c),
+        triton_version=str(d.get("triton_version", "?")),
+        cubin_file=_opt_str(d, "cubin_file"),
+        cubin_sha256=str(d.get("cubin_sha256", "")),
+        cubin_size=_int(d, "cubin_size") if "cubin_size" in d else 0,
+        ptx_file=_opt_str(d, "ptx_file"),
+        ptx_embedded=ptx_embedded,
+        export_symbols=_bool(d, "export_symbols"),
+    )
