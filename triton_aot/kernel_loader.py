@@ -48,8 +48,17 @@ def load_kernel(kernel_path: str, kernel_name: str,
             raise UserError(f"--import_path: {root!r} is not a directory")
     # abspath, not resolve(): Bazel sandboxes are trees of symlinks, and module __file__s
     # are spelled through the sys.path entry they were found in
-    roots = [os.path.abspath(path.parent)] + [os.path.abspath(p) for p in import_paths]
-    module_name = _module_name(path, roots[1:])
+    kernel_dir = os.path.abspath(path.parent)
+    import_roots = [os.path.abspath(p) for p in import_paths]
+    module_name = _module_name(path, import_roots)
+    roots = [kernel_dir] + import_roots
+    if "." in module_name:
+        # Imported as pkg.sub.kernel: the kernel's own folder goes last, and not at all when a
+        # file or folder in it is named like the top package (kernels/kernels.py would shadow
+        # the package `kernels` as a plain module).
+        top = module_name.partition(".")[0]
+        shadows = (Path(kernel_dir) / f"{top}.py").exists() or (Path(kernel_dir) / top).exists()
+        roots = import_roots + ([] if shadows else [kernel_dir])
     if not all(part.isidentifier() for part in module_name.split(".")):
         raise UserError(f"--kernel_path: {path.name!r} is not an importable module name; "
                         "rename the file (letters, digits, _)")

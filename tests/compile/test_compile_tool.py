@@ -418,6 +418,19 @@ def test_package_kernel_with_relative_import(tmp_path):
     assert "aot_test_pkg" not in sys.modules and "aot_test_pkg.ops" not in sys.modules
 
 
+def test_kernel_named_like_its_package(tmp_path):
+    """kernels/kernels.py with --import_path=. : the kernel's own folder must not shadow the
+    package `kernels` (it used to fail with "No module named 'kernels.kernels'")."""
+    pkg = tmp_path / "kernels"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    shutil.copy(KERNELS / "add.py", pkg / "kernels.py")
+    proc = tool(["--kernel_path=kernels/kernels.py", "--import_path=.", *ADD_FLAGS,
+                 "--target=cuda:80", f"--out_json={tmp_path / 'k.json'}"], cwd=tmp_path)
+    assert_ok(proc)
+    assert json.loads((tmp_path / "k.json").read_text())["kernel_name"] == "add_kernel"
+
+
 def test_loader_forgets_modules_found_through_symlinked_roots(tmp_path):
     """Bazel sandboxes are symlink trees: helper modules must still be dropped afterwards."""
     from triton_aot.kernel_loader import load_kernel
