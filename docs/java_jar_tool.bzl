@@ -4,6 +4,8 @@ Why: stardoc's own renderer is a java_binary, which needs rules_java's downloade
 offline we run Debian's renderer_prebuilt.jar on the local JDK instead. Docs only.
 """
 
+load("@rules_java//java/common:java_common.bzl", "java_common")
+
 def _runfiles_path(ctx, short_path):
     if short_path.startswith("../"):
         return short_path[3:]

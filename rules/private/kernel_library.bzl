@@ -1,30 +1,16 @@
-"""`triton_kernel_library`: Triton kernels compiled ahead of time into a C library (CcInfo)."""
+"""`triton_kernel_library`: Triton kernels compiled ahead of time into a C library (CcInfo).
+
+The rule: attributes, their checks (validate.bzl) and the wiring of the actions (actions.bzl).
+"""
 
 load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
-load("@rules_cc//cc:find_cc_toolchain.bzl", "find_cc_toolchain", "use_cc_toolchain")
+load("@rules_cc//cc:find_cc_toolchain.bzl", "use_cc_toolchain")
+load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("@rules_python//python:defs.bzl", "PyInfo")
+load(":actions.bzl", "IR_GROUPS", "compile_c_library", "compile_variant", "disassemble", "link_library")
 load(":providers.bzl", "TritonKernelInfo")
-load(":toolchain.bzl", "TRITON_TOOLCHAIN_TYPE")
+load(":toolchain_type.bzl", "find_triton_toolchain", "use_triton_toolchain")
 load(":validate.bzl", "check_algos", "check_c_name", "check_specializations", "check_targets", "signature_entries")
-
-# IR files every compile action writes, by output group. `sass` comes from a separate action
-# (it runs a disassembler), so it is only built when asked for.
-_IR_GROUPS = ["ptx", "ttir", "ttgir", "llir", "cubin"]
-
-# A fixed environment: nothing from the user's shell reaches the compiler.
-_ACTION_ENV = {
-    "PYTHONHASHSEED": "0",
-    "PYTHONNOUSERSITE": "1",
-    "PYTHONDONTWRITEBYTECODE": "1",
-    "PYTHONUTF8": "1",
-    "LC_ALL": "C.UTF-8",
-}
-
-def _python_path(toolchain, import_roots):
-    return ":".join(toolchain.python_path + import_roots)
-
-def _interpreter(toolchain):
-    return toolchain.interpreter if toolchain.interpreter != None else toolchain.interpreter_path
 
 def _import_roots(ctx):
     """sys.path roots for the kernel module and its py deps (execroot-relative)."""
@@ -58,164 +44,9 @@ def _targets(ctx):
         return ctx.attr.targets, "targets"
     return ctx.attr._default_targets[BuildSettingInfo].value, "--@rules_triton//:targets"
 
-def _compile_variant(ctx, toolchain, kernel_file, deps_files, import_roots, worker, variant):
-    prefix = "_triton/{}/{}".format(ctx.label.name, variant.symbol)
-    outputs = {"c": ctx.actions.declare_file(prefix + ".c"), "h": ctx.actions.declare_file(prefix + ".h"), "json": ctx.actions.declare_file(prefix + ".json")}
-    for group in _IR_GROUPS:
-        outputs[group] = ctx.actions.declare_file("{}.{}".format(prefix, group))
-
-    args = ctx.actions.args()
-    args.set_param_file_format("multiline")
-    args.use_param_file("--flagfile=%s", use_always = True)
-    args.add(kernel_file, format = "--kernel_path=%s")
-    args.add(ctx.attr.kernel, format = "--kernel_name=%s")
-    args.add(ctx.attr.signature, format = "--signature=%s")
-    if variant.hints:
-        args.add(variant.hints, format = "--hints=%s")
-    if variant.algo["constexprs"]:
-        args.add(",".join(["{}={}".format(k, v) for k, v in variant.algo["constexprs"].items()]), format = "--constexprs=%s")
-    args.add(variant.algo["grid"], format = "--grid=%s")
-    args.add(variant.algo["num_warps"], format = "--num_warps=%s")
-    args.add(variant.algo["num_stages"], format = "--num_stages=%s")
-    args.add(variant.algo["num_ctas"], format = "--num_ctas=%s")
-    if variant.algo["launch_pdl"]:
-        args.add("--launch_pdl")
-    if variant.algo["launch_cooperative_grid"]:
-        args.add("--launch_cooperative_grid")
-    if ctx.attr.embed_ptx and variant.highest_target:
-        args.add("--embed_ptx")
-    args.add(variant.target, format = "--target=%s")
-    args.add(variant.symbol, format = "--symbol=%s")
-    args.add(variant.algo_index, format = "--algo_index=%s")
-    args.add_all(import_roots, format_each = "--import_path=%s")
-    args.add(outputs["c"], format = "--out_c=%s")
-    args.add(outputs["h"], format = "--out_h=%s")
-    args.add(outputs["json"], format = "--out_json=%s")
-    for group in _IR_GROUPS:
-        args.add(outputs[group], format = "--out_" + group + "=%s")
-
-    interpreter = _interpreter(toolchain)
-    execution_requirements = {}
-    if worker:
-        execution_requirements = {"supports-workers": "1", "requires-worker-protocol": "json"}
-    env = dict(_ACTION_ENV)
-    env["PYTHONPATH"] = _python_path(toolchain, [])
-    ctx.actions.run(
-        executable = interpreter,
-        arguments = ["-B", "-s", "-m", "triton_aot.compile", args],
-        inputs = depset([kernel_file], transitive = [deps_files]),
-        # As tools (not plain inputs): the worker key hashes them, so a change to the compiler
-        # restarts persistent workers.
-        tools = toolchain.tool_inputs,
-        outputs = outputs.values(),
-        mnemonic = "TritonCompile",
-        progress_message = "Compiling Triton kernel %{{label}}: {} algo {} [{}] for {}".format(
-            ctx.attr.kernel,
-            variant.algo_index,
-            variant.hints or "generic",
-            variant.target,
-        ),
-        env = env,
-        use_default_shell_env = False,
-        execution_requirements = execution_requirements,
-        toolchain = TRITON_TOOLCHAIN_TYPE,
-    )
-    return outputs
-
-def _disassemble(ctx, toolchain, variant, cubin):
-    sass = ctx.actions.declare_file("_triton/{}/{}.sass".format(ctx.label.name, variant.symbol))
-    args = ctx.actions.args()
-    args.add(cubin, format = "--cubin=%s")
-    args.add(sass, format = "--out=%s")
-    env = dict(_ACTION_ENV)
-    env["PYTHONPATH"] = _python_path(toolchain, [])
-    ctx.actions.run(
-        executable = _interpreter(toolchain),
-        arguments = ["-B", "-s", "-m", "triton_aot.disasm", args],
-        inputs = [cubin],
-        tools = toolchain.tool_inputs,
-        outputs = [sass],
-        mnemonic = "TritonSass",
-        progress_message = "Disassembling %{{label}} {}".format(variant.symbol),
-        env = env,
-        use_default_shell_env = False,
-        toolchain = TRITON_TOOLCHAIN_TYPE,
-    )
-    return sass
-
-def _link(ctx, toolchain, c_name, metadata):
-    header = ctx.attr.header or (c_name + ".h")
-    out_h = ctx.actions.declare_file(header)
-
-    # The dispatcher includes its header by file name, so both sit in the same folder.
-    header_dir = header.rpartition("/")[0]
-    out_c = ctx.actions.declare_file((header_dir + "/" if header_dir else "") + c_name + "_dispatch.c")
-    args = ctx.actions.args()
-    args.set_param_file_format("multiline")
-    args.use_param_file("--flagfile=%s", use_always = True)
-    args.add(c_name, format = "--name=%s")
-    args.add(out_c, format = "--out_c=%s")
-    args.add(out_h, format = "--out_h=%s")
-    if ctx.attr.embed_ptx:
-        args.add("--embed_ptx_fallback")
-    args.add_all(metadata)
-    env = dict(_ACTION_ENV)
-    env["PYTHONPATH"] = _python_path(toolchain, [])
-    ctx.actions.run(
-        executable = _interpreter(toolchain),
-        arguments = ["-B", "-s", "-m", "triton_aot.link", args],
-        inputs = metadata,
-        tools = toolchain.tool_inputs,
-        outputs = [out_c, out_h],
-        mnemonic = "TritonLink",
-        progress_message = "Linking Triton dispatcher %{label}",
-        env = env,
-        use_default_shell_env = False,
-        toolchain = TRITON_TOOLCHAIN_TYPE,
-    )
-    return out_c, out_h
-
-def _cc_library(ctx, toolchain, srcs, private_hdrs, public_hdr):
-    cc_toolchain = find_cc_toolchain(ctx)
-    feature_configuration = cc_common.configure_features(
-        ctx = ctx,
-        cc_toolchain = cc_toolchain,
-        requested_features = ctx.features,
-        unsupported_features = ctx.disabled_features,
-    )
-    cuda = toolchain.cuda_headers
-    compilation_context, compilation_outputs = cc_common.compile(
-        name = ctx.label.name,
-        actions = ctx.actions,
-        feature_configuration = feature_configuration,
-        cc_toolchain = cc_toolchain,
-        srcs = srcs,
-        private_hdrs = private_hdrs,
-        public_hdrs = [public_hdr],
-        compilation_contexts = [cuda.compilation_context],
-        # The generated C is strict C11; embedded cubins are long string literals.
-        user_compile_flags = ["-std=gnu11", "-fvisibility=hidden"] + ctx.attr.copts,
-    )
-    linking_context, _ = cc_common.create_linking_context_from_compilation_outputs(
-        name = ctx.label.name,
-        actions = ctx.actions,
-        feature_configuration = feature_configuration,
-        cc_toolchain = cc_toolchain,
-        compilation_outputs = compilation_outputs,
-        linking_contexts = [cuda.linking_context],
-        # The driver is opened at run time (dlopen), never linked.
-        user_link_flags = ["-ldl", "-lpthread"],
-        alwayslink = ctx.attr.alwayslink,
-        disallow_dynamic_library = True,
-    )
-    return cc_common.merge_cc_infos(
-        direct_cc_infos = [CcInfo(compilation_context = compilation_context, linking_context = linking_context)],
-        cc_infos = [cuda],
-    )
-
 def _triton_kernel_library_impl(ctx):
     label = ctx.label
-    toolchain = ctx.toolchains[TRITON_TOOLCHAIN_TYPE].triton
+    toolchain = find_triton_toolchain(ctx)
     c_name = check_c_name(label, "c_name", ctx.attr.c_name or ctx.label.name)
     check_c_name(label, "kernel", ctx.attr.kernel)
     _, algo_constexprs = signature_entries(label, ctx.attr.signature)
@@ -229,16 +60,16 @@ def _triton_kernel_library_impl(ctx):
     })
 
     kernel_file = _kernel_file(ctx)
-    deps_files = depset(ctx.files.srcs, transitive = [d[PyInfo].transitive_sources for d in ctx.attr.deps])
+    kernel_inputs = depset(ctx.files.srcs, transitive = [d[PyInfo].transitive_sources for d in ctx.attr.deps])
     import_roots = _import_roots(ctx)
     worker = ctx.attr._persistent_worker[BuildSettingInfo].value
-    highest = archs[-1]
+    highest = archs[0]
     for arch in archs:
-        if int(arch.rstrip("a")) > int(highest.rstrip("a")):
+        if int(arch) > int(highest):
             highest = arch
 
-    metadata, c_files, h_files, sass_files = [], [], [], []
-    ir = {group: [] for group in _IR_GROUPS}
+    metadata, sass_files = [], []
+    ir = {group: [] for group in IR_GROUPS}
     for algo_index, algo in enumerate(algos):
         for spec_index, hints in enumerate(specializations):
             for target, arch in zip(targets, archs):
@@ -250,25 +81,32 @@ def _triton_kernel_library_impl(ctx):
                     target = target,
                     highest_target = arch == highest,
                 )
-                outputs = _compile_variant(ctx, toolchain, kernel_file, deps_files, import_roots, worker, variant)
+                outputs = compile_variant(
+                    ctx,
+                    toolchain,
+                    kernel_file = kernel_file,
+                    kernel_inputs = kernel_inputs,
+                    import_roots = import_roots,
+                    variant = variant,
+                    worker = worker,
+                )
                 metadata.append(outputs["json"])
-                c_files.append(outputs["c"])
-                h_files.append(outputs["h"])
-                for group in _IR_GROUPS:
+                for group in IR_GROUPS:
                     ir[group].append(outputs[group])
-                sass_files.append(_disassemble(ctx, toolchain, variant, outputs["cubin"]))
+                sass_files.append(disassemble(ctx, toolchain, symbol = variant.symbol, cubin = outputs["cubin"]))
 
-    dispatch_c, dispatch_h = _link(ctx, toolchain, c_name, metadata)
-    cc_info = _cc_library(ctx, toolchain, c_files + [dispatch_c], h_files, dispatch_h)
+    # The link tool embeds the images the records name: cubins always, PTX for the fallback.
+    library = link_library(ctx, toolchain, c_name = c_name, metadata = metadata, images = ir["cubin"] + ir["ptx"])
+    cc_info = compile_c_library(ctx, c_file = library.c, header = library.h, runtime = ctx.attr._runtime[CcInfo])
     groups = {group: depset(files) for group, files in ir.items()}
     groups["sass"] = depset(sass_files)
     groups["metadata"] = depset(metadata)
-    groups["c_sources"] = depset(c_files + h_files + [dispatch_c, dispatch_h])
+    groups["c_sources"] = depset([library.c, library.h])
     return [
-        DefaultInfo(files = depset([dispatch_h])),
+        DefaultInfo(files = depset([library.h])),
         cc_info,
         OutputGroupInfo(**groups),
-        TritonKernelInfo(name = c_name, header = dispatch_h, metadata = groups["metadata"], cubins = groups["cubin"]),
+        TritonKernelInfo(name = c_name, header = library.h, metadata = groups["metadata"], cubins = groups["cubin"]),
     ]
 
 triton_kernel_library = rule(
@@ -276,7 +114,8 @@ triton_kernel_library = rule(
     doc = """Compiles a Triton kernel ahead of time into a C library.
 
 One TritonCompile action runs per (specialization x algo x target); one TritonLink action
-writes the dispatcher; the C is compiled with the C++ toolchain. The result is a `CcInfo`:
+writes the library's one C file (every variant's cubin and launcher, and the dispatcher); that C
+is compiled with the C++ toolchain and linked with the rule set's C runtime. The result is a `CcInfo`:
 put the target in the `deps` of a `cc_binary`, `cc_test` or `cc_library` and
 `#include "<package>/<name>.h"`. No GPU, CUDA toolkit or driver is needed to build or link;
 the driver is opened at run time.
@@ -342,11 +181,13 @@ generic variant. At run time the most specialised variant whose hints hold is la
         ),
         "copts": attr.string_list(doc = "Extra C compiler flags for the generated C."),
         "alwayslink": attr.bool(default = False, doc = "As in cc_library."),
-        "_default_targets": attr.label(default = "//:targets"),
-        "_persistent_worker": attr.label(default = "//:persistent_worker"),
-        "_cc_toolchain": attr.label(default = "@bazel_tools//tools/cpp:current_cc_toolchain"),
+        "_default_targets": attr.label(default = Label("//:targets")),
+        "_persistent_worker": attr.label(default = Label("//:persistent_worker")),
+        "_cc_toolchain": attr.label(default = Label("@bazel_tools//tools/cpp:current_cc_toolchain")),
+        # The C runtime every library's C calls into (compiled once, not per library).
+        "_runtime": attr.label(default = Label("//runtime"), providers = [CcInfo]),
     },
-    toolchains = [TRITON_TOOLCHAIN_TYPE] + use_cc_toolchain(),
+    toolchains = use_triton_toolchain() + use_cc_toolchain(),
     fragments = ["cpp"],
     provides = [CcInfo, TritonKernelInfo],
 )

@@ -8,8 +8,7 @@ TritonToolchainInfo = provider(
         "interpreter_path": "str: the interpreter's absolute path when `interpreter` is None",
         "tool_inputs": "depset[File]: triton_aot sources, templates, python deps, interpreter files",
         "python_path": "list[str]: PYTHONPATH entries (execroot-relative) for the tool and its deps",
-        "cuda_headers": "CcInfo providing cuda.h",
-        "triton_version": "str: the triton version the toolchain was declared with",
+        "cuda_headers": "CcInfo providing cuda.h (forwarded by //toolchains:current_cuda_headers)",
     },
 )
 

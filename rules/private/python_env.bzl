@@ -1,8 +1,8 @@
 """The repository that exposes the Python environment that has `triton`.
 
 It holds a `py_runtime` for that interpreter (and a Python toolchain built on it), the `cuda.h`
-that ships inside the triton package (the only CUDA header the generated C needs), and the
-triton version. Nothing here touches a GPU or a CUDA driver.
+that ships inside the triton package (the only CUDA header the generated C needs). Nothing here
+touches a GPU or a CUDA driver.
 """
 
 _ENV_VAR = "RULES_TRITON_PYTHON"
@@ -60,10 +60,7 @@ cc_library(
     includes = ["include"],
 )
 
-exports_files([
-    "include/cuda.h",
-    "triton_version.txt",
-])
+exports_files(["include/cuda.h"])
 """
 
 def _triton_python_repository_impl(rctx):
@@ -97,7 +94,6 @@ def _triton_python_repository_impl(rctx):
             info["triton_version"],
         ))
     rctx.template("include/cuda.h", info["cuda_h"], substitutions = {}, executable = False)
-    rctx.file("triton_version.txt", info["triton_version"] + "\n")
     rctx.file("BUILD.bazel", _BUILD.format(
         interpreter = interpreter,
         triton_version = info["triton_version"],

@@ -1,9 +1,8 @@
-"""The `triton_toolchain` rule and the toolchain type."""
+"""The `triton_toolchain` rule (its type is in toolchain_type.bzl)."""
 
+load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("@rules_python//python:defs.bzl", "PyInfo", "PyRuntimeInfo")
 load(":providers.bzl", "TritonToolchainInfo")
-
-TRITON_TOOLCHAIN_TYPE = "@rules_triton//toolchains:toolchain_type"
 
 def _import_root(package_init):
     # triton_aot/__init__.py lives at <root>/triton_aot; <root> goes on PYTHONPATH.
@@ -40,7 +39,6 @@ def _triton_toolchain_impl(ctx):
                 tool_inputs = depset(transitive = transitive),
                 python_path = python_path,
                 cuda_headers = ctx.attr.cuda_headers[CcInfo],
-                triton_version = ctx.attr.triton_version,
             ),
         ),
     ]
@@ -67,21 +65,17 @@ Two ways to provide triton:
             doc = "py_library targets put on PYTHONPATH (triton, absl-py from a pip hub).",
         ),
         "tool": attr.label(
-            default = "@rules_triton//triton_aot:triton_aot",
+            default = Label("//triton_aot"),
             doc = "The triton_aot package (compile and link tools).",
         ),
         "templates": attr.label(
-            default = "@rules_triton//templates",
+            default = Label("//templates"),
             doc = "The C templates the tools render.",
         ),
         "cuda_headers": attr.label(
             mandatory = True,
             providers = [CcInfo],
             doc = "A cc_library providing cuda.h (the one shipped in the triton package).",
-        ),
-        "triton_version": attr.string(
-            default = "3.6.0",
-            doc = "The triton version this toolchain provides (documentation and metadata).",
         ),
     },
 )

@@ -5,17 +5,29 @@ The compile tool checks everything again against the kernel itself (names, types
 these checks catch what can be known without Python, before any action runs.
 """
 
+load(":triton_types.bzl", "FP8_TYPES", "LITERAL_NAMES", "SCALAR_TYPES", "TYPE_ALIASES")
+
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
 _DIGITS = "0123456789"
-# Triton's scalar type names: an identifier entry of the signature that is not one of these is
-# the name of a constexpr parameter whose value each algo sets.
-_TYPE_NAMES = [
-    "i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64",
-    "fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "f32", "fp64",
-]
+
+# An identifier entry of the signature is the name of a constexpr parameter whose value each
+# algo sets, unless the compile tool reads it as a type (any spelling) or a literal (True,
+# None, ...). Generated from triton_aot/signature.py, so both sides classify entries alike.
+_NOT_CONSTEXPR_NAMES = {
+    name: True
+    for name in SCALAR_TYPES + FP8_TYPES + TYPE_ALIASES.keys() + LITERAL_NAMES
+}
 _ALGO_KEYS = ["constexprs", "num_warps", "num_stages", "num_ctas", "grid", "launch_pdl", "launch_cooperative_grid"]
 
 def is_identifier(text):
+    """Whether `text` is a C (and Python) identifier: ASCII letters, digits, '_'.
+
+    Args:
+      text: the string.
+
+    Returns:
+      bool.
+    """
     if not text or text[0] not in _LETTERS:
         return False
     for ch in text.elems():
@@ -27,12 +39,30 @@ def _err(label, attr, message):
     fail("{}: attribute '{}': {}".format(label, attr, message))
 
 def check_c_name(label, attr, name):
+    """Fails unless `name`, the value of `attr`, is a C identifier.
+
+    Args:
+      label: the target's label (for the message).
+      attr: the attribute's name.
+      name: its value.
+
+    Returns:
+      `name`.
+    """
     if not is_identifier(name):
         _err(label, attr, "'{}' is not a C identifier; set '{}' to a name made of letters, digits and '_' (not starting with a digit)".format(name, attr))
     return name
 
 def signature_entries(label, signature):
-    """Splits the signature; returns (entries, names of constexprs that algos must set)."""
+    """Splits the signature and finds the constexpr names in it.
+
+    Args:
+      label: the target's label (for messages).
+      signature: the `signature` attribute.
+
+    Returns:
+      (entries, names of the constexprs that every algo must set).
+    """
     if not signature.strip():
         _err(label, "signature", "is empty; give one entry per kernel parameter, e.g. \"*fp16:16, i32, BLOCK\"")
     entries = [e.strip() for e in signature.split(",")]
@@ -40,13 +70,23 @@ def signature_entries(label, signature):
     for i, entry in enumerate(entries):
         if not entry:
             _err(label, "signature", "entry {} is empty (two commas in a row?)".format(i))
-        if is_identifier(entry) and entry not in ("True", "False") and entry not in _TYPE_NAMES:
+        if is_identifier(entry) and entry not in _NOT_CONSTEXPR_NAMES:
             if entry in algo_constexprs:
                 _err(label, "signature", "constexpr '{}' appears twice".format(entry))
             algo_constexprs.append(entry)
     return entries, algo_constexprs
 
 def check_targets(label, attr, targets):
+    """Checks the GPU targets ("cuda:80", ...).
+
+    Args:
+      label: the target's label (for messages).
+      attr: where the targets come from (`targets` or the flag).
+      targets: list of target strings.
+
+    Returns:
+      The SM numbers as strings ("80", ...), one per target.
+    """
     if not targets:
         _err(label, attr, "is empty; give at least one target such as \"cuda:90\"")
     seen = {}
@@ -68,6 +108,15 @@ def check_targets(label, attr, targets):
     return archs
 
 def check_specializations(label, specializations):
+    """Checks and normalises the hint sets (sorted tokens, one space apart).
+
+    Args:
+      label: the target's label (for messages).
+      specializations: the `specializations` attribute.
+
+    Returns:
+      list of normalised hint strings ("" for the generic variant).
+    """
     if not specializations:
         _err(label, "specializations", "is empty; use [\"\"] for one generic variant")
     seen = {}
@@ -127,10 +176,25 @@ def _grid_for(label, index, template, constexprs):
     return grid
 
 def check_algos(label, algos, algo_constexprs, defaults):
-    """Decodes `algos` (triton_algo JSON) into dicts with every field filled in."""
+    """Decodes `algos` (triton_algo JSON) into dicts with every field filled in.
+
+    Args:
+      label: the target's label (for messages).
+      algos: the `algos` attribute (triton_algo JSON strings).
+      algo_constexprs: the constexpr names of the signature (see `signature_entries`).
+      defaults: dict with the library's num_warps, num_stages and grid.
+
+    Returns:
+      list of dicts: constexprs (name -> source spelling), num_warps, num_stages, num_ctas,
+      launch_pdl, launch_cooperative_grid, grid (placeholders filled in).
+    """
     if not algos:
         if algo_constexprs:
-            _err(label, "algos", "is empty but the signature has constexpr names ({}); add triton_algo(constexprs = {{...}})".format(", ".join(algo_constexprs)))
+            _err(label, "algos", "is empty but the signature has constexpr names ({}); add triton_algo(constexprs = {{...}}) ({} not a Triton type; types are {} and pointers *T)".format(
+                ", ".join(algo_constexprs),
+                "these are" if len(algo_constexprs) > 1 else "'{}' is".format(algo_constexprs[0]),
+                ", ".join(SCALAR_TYPES),
+            ))
         algos = [json.encode({"constexprs": {}})]
     result = []
     seen = {}
@@ -145,7 +209,12 @@ def check_algos(label, algos, algo_constexprs, defaults):
         given = algo.get("constexprs", {})
         for name in algo_constexprs:
             if name not in given:
-                _err(label, "algos", "algos[{}] does not set constexpr '{}', which the signature names; add it to constexprs".format(i, name))
+                _err(label, "algos", "algos[{}] does not set constexpr '{}', which the signature names; add it to constexprs ('{}' is not a Triton type; types are {} and pointers *T)".format(
+                    i,
+                    name,
+                    name,
+                    ", ".join(SCALAR_TYPES),
+                ))
         for name, value in given.items():
             if name not in algo_constexprs:
                 _err(label, "algos", "algos[{}] sets '{}', which is not a constexpr name in the signature ({}); write '{}' in the signature at its parameter's position".format(

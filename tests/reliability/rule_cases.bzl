@@ -101,4 +101,74 @@ RULE_CASES = [
         attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": "64); system(\"rm -rf /\"); (1"})]),
         expected = ["attribute 'algos': algos[0]: constexpr 'BLOCK'", "is not a value", "tl.float16"],
     ),
+    struct(
+        id = "rule_targets_sm_spelling",
+        attrs = dict(targets = ["sm_90"]),
+        expected = ["attribute 'targets': 'sm_90' is not a target", "write \"cuda:<sm>\""],
+    ),
+    struct(
+        id = "rule_targets_too_old",
+        attrs = dict(targets = ["cuda:70"]),
+        expected = ["attribute 'targets': 'cuda:70': Triton 3.6 supports sm_75 and newer", "sm_75 and newer"],
+    ),
+    struct(
+        id = "rule_targets_duplicate",
+        attrs = dict(targets = ["cuda:90", "cuda:90"]),
+        expected = ["attribute 'targets': 'cuda:90' is listed twice", "listed twice"],
+    ),
+    struct(
+        id = "rule_specializations_bad_hint",
+        attrs = dict(specializations = ["x_ptr:8"]),
+        expected = ["attribute 'specializations': entry 0 ('x_ptr:8'): 'x_ptr:8' is not a hint", "write NAME:16", "or NAME:1"],
+    ),
+    struct(
+        id = "rule_specializations_same_hints",
+        attrs = dict(specializations = ["x_ptr:16 n:16", "n:16, x_ptr:16"]),
+        expected = ["attribute 'specializations': entries 0 and 1 give the same hints", "remove one"],
+    ),
+    struct(
+        id = "rule_algo_missing_constexpr",
+        attrs = dict(algos = [triton_algo(num_warps = 4)]),
+        expected = ["attribute 'algos': algos[0] does not set constexpr 'BLOCK'", "add it to constexprs"],
+    ),
+    struct(
+        id = "rule_algo_extra_constexpr",
+        attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 1, "BLOCKK": 2})]),
+        expected = ["attribute 'algos': algos[0] sets 'BLOCKK', which is not a constexpr name", "write 'BLOCKK' in the signature"],
+    ),
+    struct(
+        id = "rule_grid_placeholder",
+        attrs = dict(grid = "cdiv(n, {BLOCK_M}), 1, 1"),
+        expected = ["has a {NAME} placeholder that is not one of this algo's constexprs", "(BLOCK)"],
+    ),
+    struct(
+        id = "rule_c_name_not_identifier",
+        attrs = dict(c_name = "my-kernel"),
+        expected = ["attribute 'c_name': 'my-kernel' is not a C identifier", "letters, digits and '_'"],
+    ),
+    struct(
+        id = "rule_algos_duplicate",
+        attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 64}), triton_algo(constexprs = {"BLOCK": 64})]),
+        expected = ["attribute 'algos': algos[0] and algos[1] are the same algo", "remove one"],
+    ),
+    struct(
+        id = "rule_algo_num_warps",
+        attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 64}, num_warps = 3)]),
+        expected = ["attribute 'algos': algos[0]: num_warps must be a power of two, got 3", "power of two"],
+    ),
+    struct(
+        id = "rule_grid_missing",
+        attrs = dict(grid = ""),
+        expected = ["attribute 'grid': no grid", "set 'grid' on the library or on algos[0]"],
+    ),
+    struct(
+        id = "rule_algo_not_triton_algo",
+        attrs = dict(algos = ["BLOCK=64"]),
+        expected = ["attribute 'algos': algos[0] is not a triton_algo(...) value", "BLOCK=64"],
+    ),
+    struct(
+        id = "rule_signature_unknown_type_f32",
+        attrs = dict(signature = "*fp32, *fp32, f32, BLOCK"),
+        expected = ["attribute 'algos': algos[0] does not set constexpr 'f32'", "'f32' is not a Triton type", "fp32"],
+    ),
 ]

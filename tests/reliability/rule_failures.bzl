@@ -1,6 +1,7 @@
 """Analysis-failure tests for the rule-attribute cases of the bad-input catalogue.
 
-Every case of rule_cases.bzl (generated from catalogue.py) declares a triton_kernel_library with
+The one place for tests of inputs triton_kernel_library must refuse: add a case to
+catalogue.py's RULE_CASES and run update_catalogue.py. Every case of rule_cases.bzl (generated from catalogue.py) declares a triton_kernel_library with
 one attribute wrong and a test that expects its analysis to fail with a message containing every
 expected fragment (the culprit attribute and the fix).
 """
@@ -35,6 +36,9 @@ def rule_failure_tests(name):
 
     Also declares `<name>_good`, the unmodified library, and a test that it analyses cleanly
     (so that every failure comes from the case's own attribute).
+
+    Args:
+      name: the name of the test_suite.
     """
     tests = []
     good = dict(_GOOD)

@@ -1,14 +1,28 @@
-"""Analysis tests of triton_kernel_library and triton_toolchain (bazel_skylib analysistest)."""
+"""Analysis tests of triton_kernel_library and triton_toolchain (bazel_skylib analysistest).
+
+Inputs the rule must refuse are cases of the bad-input catalogue, tested in one place:
+//tests/reliability:rule_failure_tests (tests/reliability/catalogue.py).
+"""
 
 load("@bazel_skylib//lib:unittest.bzl", "analysistest", "asserts")
+load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("//rules:defs.bzl", "triton_algo", "triton_kernel_library")
+
+# What every compile action writes, next to each other under _triton/<name>/<symbol>.<ext>.
+_COMPILE_OUTPUTS = ["json", "cubin", "ptx", "ttir", "ttgir", "llir"]
 
 def _compile_actions(env):
     return [a for a in analysistest.target_actions(env) if a.mnemonic == "TritonCompile"]
 
+def _actions(env, mnemonic):
+    return [a for a in analysistest.target_actions(env) if a.mnemonic == mnemonic]
+
 def _flag_values(action, flag):
     prefix = "--" + flag + "="
     return [arg[len(prefix):] for arg in action.argv if arg.startswith(prefix)]
+
+def _basenames(files):
+    return sorted([f.basename for f in files])
 
 # --- action counts and mnemonics -------------------------------------------------------------
 
@@ -21,7 +35,9 @@ def _actions_test_impl(ctx):
     asserts.equals(env, 8, counts.get("TritonCompile", 0), "2 algos x 2 specializations x 2 targets")
     asserts.equals(env, 1, counts.get("TritonLink", 0))
     asserts.equals(env, 8, counts.get("TritonSass", 0))
-    asserts.equals(env, 9, counts.get("CppCompile", 0), "8 variants + 1 dispatcher")
+
+    # The library's one C file; the runtime is compiled once, by //runtime, not per library.
+    asserts.equals(env, 1, counts.get("CppCompile", 0), "one translation unit per library")
     return analysistest.end(env)
 
 actions_test = analysistest.make(_actions_test_impl)
@@ -56,9 +72,48 @@ def _argv_test_impl(ctx):
         else:
             asserts.equals(env, [], _flag_values(action, "hints"))
         asserts.true(env, "triton_aot.compile" in action.argv, "runs the compile tool")
+
+        # The variant record and the images it names, side by side; no C from compile actions.
+        prefix = "bazel-out/"
+        for ext in _COMPILE_OUTPUTS:
+            values = _flag_values(action, "out_" + ext)
+            asserts.equals(env, 1, len(values), "--out_{} once in {}".format(ext, symbol))
+            if values:
+                asserts.true(env, values[0].startswith(prefix), values[0])
+                asserts.true(env, values[0].endswith("/tests/rules/_triton/add/{}.{}".format(symbol, ext)), values[0])
+        for flag in ("out_c", "out_h"):
+            asserts.equals(env, [], _flag_values(action, flag), "compile actions write no C: --" + flag)
+        asserts.equals(env, sorted([symbol + "." + ext for ext in _COMPILE_OUTPUTS]), _basenames(action.outputs.to_list()))
     return analysistest.end(env)
 
 argv_test = analysistest.make(_argv_test_impl)
+
+# --- link: every record and every image in, one C file and its header out -----------------------
+
+def _link_test_impl(ctx):
+    env = analysistest.begin(ctx)
+    links = _actions(env, "TritonLink")
+    asserts.equals(env, 1, len(links))
+    link = links[0]
+    inputs = [f for f in link.inputs.to_list() if "/_triton/add/" in f.path]
+    for ext in ("json", "cubin", "ptx"):
+        asserts.equals(env, 8, len([f for f in inputs if f.extension == ext]), "link inputs: 8 ." + ext)
+    asserts.equals(env, ["add.c", "add.h"], _basenames(link.outputs.to_list()))
+    asserts.equals(env, ["add"], _flag_values(link, "name"))
+    out_c = _flag_values(link, "out_c")
+    asserts.true(env, len(out_c) == 1 and out_c[0].endswith("/tests/rules/add.c"), "--out_c: {}".format(out_c))
+    records = [arg for arg in link.argv if arg.endswith(".json")]
+    asserts.equals(env, 8, len(records), "every variant record on the command line")
+    asserts.true(env, "triton_aot.link" in link.argv, "runs the link tool")
+
+    # The C++ compile takes exactly the link tool's C file.
+    compiles = _actions(env, "CppCompile")
+    asserts.equals(env, 1, len(compiles))
+    sources = [f.basename for f in compiles[0].inputs.to_list() if f.extension == "c"]
+    asserts.equals(env, ["add.c"], sources)
+    return analysistest.end(env)
+
+link_test = analysistest.make(_link_test_impl)
 
 # --- a fixed, hermetic environment -----------------------------------------------------------
 
@@ -84,17 +139,28 @@ def _cc_info_test_impl(ctx):
     headers = [h.basename for h in target[CcInfo].compilation_context.headers.to_list()]
     asserts.true(env, "add.h" in headers, "public header in CcInfo: {}".format(headers))
     asserts.true(env, "cuda.h" in headers, "cuda.h travels with the library")
+    asserts.true(env, "trt_runtime.h" in headers, "the runtime's header travels with the library")
     groups = target[OutputGroupInfo]
     for group, ext in [("ptx", "ptx"), ("ttir", "ttir"), ("ttgir", "ttgir"), ("llir", "llir"), ("cubin", "cubin"), ("sass", "sass"), ("metadata", "json")]:
         files = getattr(groups, group).to_list()
         asserts.equals(env, 8, len(files), "output group " + group)
         for f in files:
             asserts.equals(env, ext, f.extension)
-    libs = []
+    asserts.equals(env, ["add.c", "add.h"], _basenames(groups.c_sources.to_list()), "c_sources: the one C file and its header")
+
+    # The library's own archive and the runtime's are both linked; -ldl -lpthread travel with
+    # the runtime (the code that dlopens the driver), so every user of the library gets them.
+    archives = {}
     for linker_input in target[CcInfo].linking_context.linker_inputs.to_list():
-        libs.extend(linker_input.libraries)
-        asserts.true(env, "-ldl" in linker_input.user_link_flags or linker_input.libraries == [], "links libdl for dlopen")
-    asserts.true(env, libs != [], "has a static library")
+        for lib in linker_input.libraries:
+            archive = lib.pic_static_library or lib.static_library
+            if archive:
+                archives[archive.basename] = linker_input.user_link_flags
+    asserts.true(env, "libadd.a" in archives, "has a static library: {}".format(archives.keys()))
+    asserts.true(env, "libruntime.a" in archives, "links the runtime: {}".format(archives.keys()))
+    runtime_flags = archives.get("libruntime.a", [])
+    asserts.true(env, "-ldl" in runtime_flags, "links libdl for dlopen: {}".format(runtime_flags))
+    asserts.true(env, "-lpthread" in runtime_flags, "links libpthread: {}".format(runtime_flags))
     return analysistest.end(env)
 
 cc_info_test = analysistest.make(_cc_info_test_impl)
@@ -117,6 +183,7 @@ targets_flag_test = analysistest.make(
 def _hub_toolchain_test_impl(ctx):
     env = analysistest.begin(ctx)
     info = analysistest.target_under_test(env)[platform_common.ToolchainInfo].triton
+
     # A hermetic interpreter is a File in the build, and so an input of every action.
     asserts.equals(env, "triton_stub.py", info.interpreter.basename)
     asserts.true(env, [p for p in info.python_path if p.endswith("fake_pypi_triton")] != [], "hub import root on PYTHONPATH: {}".format(info.python_path))
@@ -127,51 +194,41 @@ def _hub_toolchain_test_impl(ctx):
 
 hub_toolchain_test = analysistest.make(_hub_toolchain_test_impl)
 
-# --- failures: each names the attribute -----------------------------------------------------------
+# --- signature entries the compile tool reads as types or literals are not constexpr names ---------
 
-def _make_failure_test(message):
-    def _impl(ctx):
-        env = analysistest.begin(ctx)
-        asserts.expect_failure(env, message)
-        return analysistest.end(env)
+def _signature_accepted_test_impl(ctx):
+    env = analysistest.begin(ctx)
+    compiles = _compile_actions(env)
+    asserts.equals(env, 1, len(compiles))
+    asserts.equals(env, ctx.attr.constexprs, _flag_values(compiles[0], "constexprs"))
+    return analysistest.end(env)
 
-    return analysistest.make(_impl, expect_failure = True)
-
-bad_target_test = _make_failure_test("attribute 'targets': 'sm_90' is not a target")
-old_target_test = _make_failure_test("attribute 'targets': 'cuda:70': Triton 3.6 supports sm_75 and newer")
-dup_target_test = _make_failure_test("attribute 'targets': 'cuda:90' is listed twice")
-bad_hint_test = _make_failure_test("attribute 'specializations': entry 0 ('x_ptr:8'): 'x_ptr:8' is not a hint")
-dup_spec_test = _make_failure_test("attribute 'specializations': entries 0 and 1 give the same hints")
-missing_constexpr_test = _make_failure_test("attribute 'algos': algos[0] does not set constexpr 'BLOCK'")
-extra_constexpr_test = _make_failure_test("attribute 'algos': algos[0] sets 'BLOCKK', which is not a constexpr name")
-bad_grid_placeholder_test = _make_failure_test("has a {NAME} placeholder that is not one of this algo's constexprs")
-bad_c_name_test = _make_failure_test("attribute 'c_name': 'my-kernel' is not a C identifier")
-dup_algo_test = _make_failure_test("attribute 'algos': algos[0] and algos[1] are the same algo")
-bad_warps_test = _make_failure_test("attribute 'algos': algos[0]: num_warps must be a power of two, got 3")
-no_grid_test = _make_failure_test("attribute 'grid': no grid")
-bad_algo_json_test = _make_failure_test("attribute 'algos': algos[0] is not a triton_algo(...) value")
-
-_GOOD = dict(
-    srcs = ["add_kernel.py"],
-    kernel = "add_kernel",
-    signature = "*fp32, *fp32, *fp32, i32, BLOCK",
-    grid = "cdiv(n, {BLOCK}), 1, 1",
-    tags = ["manual"],
+signature_accepted_test = analysistest.make(
+    _signature_accepted_test_impl,
+    attrs = {"constexprs": attr.string_list(doc = "The expected --constexprs flag (none: []).")},
 )
 
-def _library(name, **overrides):
-    attrs = dict(_GOOD)
-    attrs["algos"] = [triton_algo(constexprs = {"BLOCK": 1024})]
-    attrs.update(overrides)
-    triton_kernel_library(name = name, **attrs)
+# (signature, algos' constexprs): analysis passes and only the constexpr names reach --constexprs.
+_ACCEPTED_SIGNATURES = [
+    # `None` is a literal value, not a constexpr name (it failed as "constexpr 'None' appears twice").
+    ("*fp32, *fp32, i32, None, None", {}),
+    # Triton's aliases are types, as in the compile tool.
+    ("*float32, *fp32, int32, bool, float32, BLOCK", {"BLOCK": 64}),
+    ("*fp32, *fp32, i32, None, True, BLOCK", {"BLOCK": 64}),
+]
 
 def analysis_test_suite(name):
-    """Declares every analysis test; `name` is the test_suite."""
+    """Declares every analysis test.
+
+    Args:
+      name: the name of the test_suite of them all.
+    """
     tests = []
 
     for test_rule, subject in [
         (actions_test, ":add"),
         (argv_test, ":add"),
+        (link_test, ":add"),
         (env_test, ":add"),
         (cc_info_test, ":add"),
         (targets_flag_test, ":add_default_targets"),
@@ -181,26 +238,24 @@ def analysis_test_suite(name):
         test_rule(name = test_name, target_under_test = subject)
         tests.append(test_name)
 
-    failures = [
-        (bad_target_test, dict(targets = ["sm_90"])),
-        (old_target_test, dict(targets = ["cuda:70"])),
-        (dup_target_test, dict(targets = ["cuda:90", "cuda:90"])),
-        (bad_hint_test, dict(specializations = ["x_ptr:8"])),
-        (dup_spec_test, dict(specializations = ["x_ptr:16 n:16", "n:16, x_ptr:16"])),
-        (missing_constexpr_test, dict(algos = [triton_algo(num_warps = 4)])),
-        (extra_constexpr_test, dict(algos = [triton_algo(constexprs = {"BLOCK": 1, "BLOCKK": 2})])),
-        (bad_grid_placeholder_test, dict(grid = "cdiv(n, {BLOCK_M}), 1, 1")),
-        (bad_c_name_test, dict(c_name = "my-kernel")),
-        (dup_algo_test, dict(algos = [triton_algo(constexprs = {"BLOCK": 64}), triton_algo(constexprs = {"BLOCK": 64})])),
-        (bad_warps_test, dict(algos = [triton_algo(constexprs = {"BLOCK": 64}, num_warps = 3)])),
-        (no_grid_test, dict(grid = "")),
-        (bad_algo_json_test, dict(algos = ["BLOCK=64"])),
-    ]
-    for i, (test_rule, overrides) in enumerate(failures):
-        subject = "{}_bad_{}".format(name, i)
-        _library(subject, **overrides)
-        test_name = "{}_failure_{}".format(name, i)
-        test_rule(name = test_name, target_under_test = ":" + subject)
+    for i, (signature, constexprs) in enumerate(_ACCEPTED_SIGNATURES):
+        subject = "{}_signature_{}".format(name, i)
+        triton_kernel_library(
+            name = subject,
+            srcs = ["add_kernel.py"],
+            algos = [triton_algo(constexprs = constexprs)] if constexprs else [],
+            grid = "cdiv(n, 64), 1, 1",
+            kernel = "add_kernel",
+            signature = signature,
+            targets = ["cuda:90"],
+            tags = ["manual"],
+        )
+        test_name = subject + "_test"
+        signature_accepted_test(
+            name = test_name,
+            target_under_test = ":" + subject,
+            constexprs = [",".join(["{}={}".format(k, v) for k, v in constexprs.items()])] if constexprs else [],
+        )
         tests.append(test_name)
 
     native.test_suite(name = name, tests = tests)

@@ -1,0 +1,269 @@
+"""The actions of `triton_kernel_library`: TritonCompile, TritonSass, TritonLink, and the C.
+
+The three Triton actions run a triton_aot tool through `run_triton_tool`, so the interpreter
+flags, the param file, the environment and the toolchain are decided in one place. The library's
+one C file is then compiled with the C++ toolchain (`compile_c_library`).
+"""
+
+load("@rules_cc//cc:find_cc_toolchain.bzl", "find_cc_toolchain")
+load("@rules_cc//cc/common:cc_common.bzl", "cc_common")
+load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
+load(":toolchain_type.bzl", "TRITON_TOOLCHAIN_TYPE")
+
+# IR files every compile action writes, by output group. `sass` comes from a separate action
+# (it runs a disassembler), so it is only built when asked for.
+IR_GROUPS = ["ptx", "ttir", "ttgir", "llir", "cubin"]
+
+# A fixed environment: nothing from the user's shell reaches the tools, so their outputs depend
+# only on their inputs (no HOME, PATH, CUDA_VISIBLE_DEVICES or TRITON_* leaks in).
+_ACTION_ENV = {
+    "PYTHONHASHSEED": "0",
+    "PYTHONNOUSERSITE": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONUTF8": "1",
+    "LC_ALL": "C.UTF-8",
+}
+
+def tool_args(ctx):
+    """A fresh `Args` for a triton_aot tool, passed in a param file.
+
+    Every tool reads `--flagfile` (absl); a param file keeps long command lines (many variants'
+    JSONs, many import roots) under the OS limit and out of the action key's argv noise.
+
+    Args:
+      ctx: the rule context.
+
+    Returns:
+      An `Args` object.
+    """
+    args = ctx.actions.args()
+    args.set_param_file_format("multiline")
+    args.use_param_file("--flagfile=%s", use_always = True)
+    return args
+
+def run_triton_tool(
+        ctx,
+        toolchain,
+        *,
+        module,
+        args,
+        inputs,
+        outputs,
+        mnemonic,
+        progress_message,
+        execution_requirements = None):
+    """Runs `python -B -s -m triton_aot.<module> --flagfile=...` in the Triton toolchain.
+
+    Args:
+      ctx: the rule context.
+      toolchain: the `TritonToolchainInfo` (see `find_triton_toolchain`).
+      module: the tool's module in triton_aot (`compile`, `link`, `disasm`).
+      args: the tool's flags, from `tool_args`.
+      inputs: list or depset of the files the tool reads (besides the toolchain's).
+      outputs: list of the files it writes.
+      mnemonic: the action's mnemonic.
+      progress_message: the action's progress message.
+      execution_requirements: dict, e.g. to run in a persistent worker.
+    """
+    env = dict(_ACTION_ENV)
+    env["PYTHONPATH"] = ":".join(toolchain.python_path)
+    ctx.actions.run(
+        # A hermetic interpreter is a File in the build; a system one is a path outside it.
+        executable = toolchain.interpreter if toolchain.interpreter != None else toolchain.interpreter_path,
+        # -B: no .pyc next to the sources; -s: no user site-packages.
+        arguments = ["-B", "-s", "-m", "triton_aot." + module, args],
+        inputs = inputs,
+        # As tools (not plain inputs): a worker key hashes them, so a change to the tools
+        # restarts persistent workers.
+        tools = toolchain.tool_inputs,
+        outputs = outputs,
+        mnemonic = mnemonic,
+        progress_message = progress_message,
+        env = env,
+        use_default_shell_env = False,
+        execution_requirements = execution_requirements or {},
+        toolchain = TRITON_TOOLCHAIN_TYPE,
+    )
+
+def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots, variant, worker):
+    """One TritonCompile action: one (algo, specialization, target) of the kernel.
+
+    Writes the variant record (JSON, which names its images relative to its own folder) and
+    the images and IR next to it, under `_triton/<name>/<symbol>.<ext>`. No C: the link action
+    writes the library's one C file from the records.
+
+    Args:
+      ctx: the rule context.
+      toolchain: the `TritonToolchainInfo`.
+      kernel_file: the .py File that defines the kernel.
+      kernel_inputs: depset of the Python files the kernel imports.
+      import_roots: list of sys.path roots (execroot-relative) for the kernel module.
+      variant: struct(symbol, algo, algo_index, hints, target, highest_target).
+      worker: whether to run in a persistent worker.
+
+    Returns:
+      dict: "json" and each of IR_GROUPS -> File.
+    """
+    prefix = "_triton/{}/{}".format(ctx.label.name, variant.symbol)
+    outputs = {"json": ctx.actions.declare_file(prefix + ".json")}
+    for group in IR_GROUPS:
+        outputs[group] = ctx.actions.declare_file("{}.{}".format(prefix, group))
+
+    algo = variant.algo
+    args = tool_args(ctx)
+    args.add(kernel_file, format = "--kernel_path=%s")
+    args.add(ctx.attr.kernel, format = "--kernel_name=%s")
+    args.add(ctx.attr.signature, format = "--signature=%s")
+    if variant.hints:
+        args.add(variant.hints, format = "--hints=%s")
+    if algo["constexprs"]:
+        args.add(",".join(["{}={}".format(k, v) for k, v in algo["constexprs"].items()]), format = "--constexprs=%s")
+    args.add(algo["grid"], format = "--grid=%s")
+    args.add(algo["num_warps"], format = "--num_warps=%s")
+    args.add(algo["num_stages"], format = "--num_stages=%s")
+    args.add(algo["num_ctas"], format = "--num_ctas=%s")
+    if algo["launch_pdl"]:
+        args.add("--launch_pdl")
+    if algo["launch_cooperative_grid"]:
+        args.add("--launch_cooperative_grid")
+    if ctx.attr.embed_ptx and variant.highest_target:
+        args.add("--embed_ptx")
+    args.add(variant.target, format = "--target=%s")
+    args.add(variant.symbol, format = "--symbol=%s")
+    args.add(variant.algo_index, format = "--algo_index=%s")
+    args.add_all(import_roots, format_each = "--import_path=%s")
+    for key in ["json"] + IR_GROUPS:
+        args.add(outputs[key], format = "--out_" + key + "=%s")
+
+    run_triton_tool(
+        ctx,
+        toolchain,
+        module = "compile",
+        args = args,
+        inputs = depset([kernel_file], transitive = [kernel_inputs]),
+        outputs = outputs.values(),
+        mnemonic = "TritonCompile",
+        progress_message = "Compiling Triton kernel %{{label}}: {} algo {} [{}] for {}".format(
+            ctx.attr.kernel,
+            variant.algo_index,
+            variant.hints or "generic",
+            variant.target,
+        ),
+        execution_requirements = {"supports-workers": "1", "requires-worker-protocol": "json"} if worker else None,
+    )
+    return outputs
+
+def disassemble(ctx, toolchain, *, symbol, cubin):
+    """One TritonSass action: the SASS listing of one variant's cubin (output group `sass`).
+
+    Args:
+      ctx: the rule context.
+      toolchain: the `TritonToolchainInfo`.
+      symbol: the variant's symbol (names the output).
+      cubin: the variant's cubin File.
+
+    Returns:
+      The .sass File.
+    """
+    sass = ctx.actions.declare_file("_triton/{}/{}.sass".format(ctx.label.name, symbol))
+    args = tool_args(ctx)
+    args.add(cubin, format = "--cubin=%s")
+    args.add(sass, format = "--out=%s")
+    run_triton_tool(
+        ctx,
+        toolchain,
+        module = "disasm",
+        args = args,
+        inputs = [cubin],
+        outputs = [sass],
+        mnemonic = "TritonSass",
+        progress_message = "Disassembling %{{label}} {}".format(symbol),
+    )
+    return sass
+
+def link_library(ctx, toolchain, *, c_name, metadata, images):
+    """The TritonLink action: the library's header and its one C file, from the variant records.
+
+    Args:
+      ctx: the rule context.
+      toolchain: the `TritonToolchainInfo`.
+      c_name: the C API prefix.
+      metadata: list of the variants' JSON Files (in variant order).
+      images: list of the cubin and PTX Files the records name (the link tool embeds them).
+
+    Returns:
+      struct(c = File, h = File).
+    """
+    header = ctx.attr.header or (c_name + ".h")
+    out_h = ctx.actions.declare_file(header)
+
+    # The C file includes its header by file name, so both sit in the same folder.
+    header_dir = header.rpartition("/")[0]
+    out_c = ctx.actions.declare_file((header_dir + "/" if header_dir else "") + c_name + ".c")
+    args = tool_args(ctx)
+    args.add(c_name, format = "--name=%s")
+    args.add(out_c, format = "--out_c=%s")
+    args.add(out_h, format = "--out_h=%s")
+    if ctx.attr.embed_ptx:
+        args.add("--embed_ptx_fallback")
+    args.add_all(metadata)
+    run_triton_tool(
+        ctx,
+        toolchain,
+        module = "link",
+        args = args,
+        inputs = metadata + images,
+        outputs = [out_c, out_h],
+        mnemonic = "TritonLink",
+        progress_message = "Linking Triton library %{label}",
+    )
+    return struct(c = out_c, h = out_h)
+
+def compile_c_library(ctx, *, c_file, header, runtime):
+    """Compiles the library's one C file against the C runtime; returns the merged `CcInfo`.
+
+    The runtime (`//runtime`: driver table, locks, module cache) is its own cc_library, compiled
+    once per build rather than pasted into every library; merging its CcInfo links it, its
+    `-ldl -lpthread` and the cuda.h it was compiled with into every user of the library.
+
+    Args:
+      ctx: the rule context (needs the C++ toolchain, `copts` and `alwayslink`).
+      c_file: the C File the link action wrote.
+      header: its public header File.
+      runtime: the runtime's `CcInfo`.
+
+    Returns:
+      The library's `CcInfo`, the runtime's merged in.
+    """
+    cc_toolchain = find_cc_toolchain(ctx)
+    feature_configuration = cc_common.configure_features(
+        ctx = ctx,
+        cc_toolchain = cc_toolchain,
+        requested_features = ctx.features,
+        unsupported_features = ctx.disabled_features,
+    )
+    compilation_context, compilation_outputs = cc_common.compile(
+        name = ctx.label.name,
+        actions = ctx.actions,
+        feature_configuration = feature_configuration,
+        cc_toolchain = cc_toolchain,
+        srcs = [c_file],
+        public_hdrs = [header],
+        compilation_contexts = [runtime.compilation_context],
+        # The generated C is C11; only the API in the header is exported from a shared object.
+        user_compile_flags = ["-std=gnu11", "-fvisibility=hidden"] + ctx.attr.copts,
+    )
+    linking_context, _ = cc_common.create_linking_context_from_compilation_outputs(
+        name = ctx.label.name,
+        actions = ctx.actions,
+        feature_configuration = feature_configuration,
+        cc_toolchain = cc_toolchain,
+        compilation_outputs = compilation_outputs,
+        linking_contexts = [runtime.linking_context],
+        alwayslink = ctx.attr.alwayslink,
+        disallow_dynamic_library = True,
+    )
+    return cc_common.merge_cc_infos(
+        direct_cc_infos = [CcInfo(compilation_context = compilation_context, linking_context = linking_context)],
+        cc_infos = [runtime],
+    )
