@@ -213,6 +213,7 @@ def test_link_output_does_not_depend_on_paths(tmp_path):
         d = tmp_path / sub
         d.mkdir(parents=True)
         shutil.copy(box.out / "v.json", d / "copy_a0_s0_sm80.json")
+        shutil.copy(box.out / "v.cubin", d / "v.cubin")  # the image the record names
         subprocess.run([sys.executable, "-B", "-s", "-m", "triton_aot.link", "--name=copy",
                         f"--out_c={d / 'copy_dispatch.c'}", f"--out_h={d / 'copy.h'}",
                         str(d / "copy_a0_s0_sm80.json")], cwd=d, env=env, check=True)
