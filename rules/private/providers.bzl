@@ -10,6 +10,8 @@ TritonToolchainInfo = provider(
         "python_path": "list[str]: PYTHONPATH entries (execroot-relative) for the tool and its deps",
         "cuda_headers": "CcInfo providing cuda.h",
         "triton_version": "str: the triton version the toolchain was declared with",
+        "fingerprint": "File or None: the environment fingerprint (python, triton files, absl-py, " +
+                       "ptxas); an input of every Triton action so cache keys follow the compiler",
     },
 )
 
