@@ -186,10 +186,25 @@ def triton_inputs(sig: BoundSignature) -> tuple[dict, dict, dict]:
     return signature, constexprs, attrs
 
 
+# The triton releases tools/version_matrix passes with (docs/triton_versions.md); the same range
+# as rules/private/python_env.bzl's SUPPORTED_TRITON.
+SUPPORTED_TRITON = ((3, 5), (3, 9))
+
+
+def check_triton_version(version: str) -> None:
+    """Refuses a triton outside the tested range, naming the range (not a confusing failure later)."""
+    m = re.match(r"(\d+)\.(\d+)", version)
+    (lo, hi) = SUPPORTED_TRITON
+    if not m or not lo <= (int(m.group(1)), int(m.group(2))) <= hi:
+        raise UserError(f"triton {version} is not supported: rules_triton supports triton "
+                        f"{lo[0]}.{lo[1]} to {hi[0]}.{hi[1]} (tools/locks/ has one lock file each)")
+
+
 def compile_kernel(kernel: LoadedKernel, sig: BoundSignature, target: Target,
                    opts: CompileOptions, want_sass: bool = False) -> CompiledVariant:
     """Must run inside hermetic_env() (and inside load_kernel())."""
     import triton
+    check_triton_version(triton.__version__)
     from triton import knobs
     from triton.backends.compiler import GPUTarget
     from triton.compiler.compiler import ASTSource, make_backend
