@@ -3,7 +3,7 @@
 load("//rules/private:python_env.bzl", "triton_python_repository")
 
 _python_env = tag_class(
-    doc = "Names the python3 that has triton 3.6.x and absl-py. The root module's tag wins; " +
+    doc = "Names the python3 that has triton (3.5 to 3.9) and absl-py. The root module's tag wins; " +
           "the RULES_TRITON_PYTHON environment variable overrides both.",
     attrs = {
         "interpreter": attr.string(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence, TextIO
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Optional, Sequence, TextIO
 from absl import flags
 
 from triton_aot import abi, cli
+from triton_aot.atomic_write import write_atomic
 from triton_aot.errors import UserError, flag_error
 from triton_aot.variant import Arg, LaunchConfig, Target, VariantRecord
 
@@ -208,22 +208,6 @@ def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature"
         ptx_embedded=bool(args.embed_ptx),
         export_symbols=bool(args.export_symbols),
     )
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    """Write-then-rename, so that a failed or interrupted run never leaves a partial file."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 # --------------------------------------------------------------------------- entry points

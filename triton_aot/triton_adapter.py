@@ -179,10 +179,25 @@ def triton_inputs(sig: BoundSignature) -> tuple[dict, dict, dict]:
     return signature, constexprs, attrs
 
 
+# The triton releases tools/version_matrix passes with (docs/triton_versions.md); the same range
+# as rules/private/python_env.bzl's SUPPORTED_TRITON.
+SUPPORTED_TRITON = ((3, 5), (3, 9))
+
+
+def check_triton_version(version: str) -> None:
+    """Refuses a triton outside the tested range, naming the range (not a confusing failure later)."""
+    m = re.match(r"(\d+)\.(\d+)", version)
+    (lo, hi) = SUPPORTED_TRITON
+    if not m or not lo <= (int(m.group(1)), int(m.group(2))) <= hi:
+        raise UserError(f"triton {version} is not supported: rules_triton supports triton "
+                        f"{lo[0]}.{lo[1]} to {hi[0]}.{hi[1]} (tools/locks/ has one lock file each)")
+
+
 def compile_kernel(kernel: LoadedKernel, sig: BoundSignature, target: Target,
                    opts: CompileOptions, want_sass: bool = False) -> CompiledVariant:
     """Must run inside hermetic_env() (and inside load_kernel())."""
     import triton
+    check_triton_version(triton.__version__)
     from triton import knobs
     from triton.backends.compiler import GPUTarget
     from triton.compiler.compiler import ASTSource, make_backend
@@ -211,8 +226,11 @@ def compile_kernel(kernel: LoadedKernel, sig: BoundSignature, target: Target,
     except (AssertionError, ValueError) as e:
         raise UserError(f"--num_warps/--num_stages/--num_ctas: triton rejects the options: {e}")
 
-    saved_mode = knobs.compilation.instrumentation_mode
-    knobs.compilation.instrumentation_mode = ""
+    # triton 3.5 has no instrumentation_mode knob (added in 3.6)
+    has_mode = hasattr(knobs.compilation, "instrumentation_mode")
+    saved_mode = knobs.compilation.instrumentation_mode if has_mode else None
+    if has_mode:
+        knobs.compilation.instrumentation_mode = ""
     # triton prints PTX and ptxas logs to stdout on failure; stdout may be the worker's
     # protocol channel, so keep it clean (the exception carries the log)
     try:
@@ -221,7 +239,8 @@ def compile_kernel(kernel: LoadedKernel, sig: BoundSignature, target: Target,
     except Exception as e:
         raise UserError(_describe_failure(e, kernel, target, sig)) from e
     finally:
-        knobs.compilation.instrumentation_mode = saved_mode
+        if has_mode:
+            knobs.compilation.instrumentation_mode = saved_mode
 
     md = compiled.metadata
     cubin = compiled.asm["cubin"]
@@ -294,8 +313,7 @@ def _locate(err: Any) -> tuple[str, str]:
     excerpt = f"\n    {line_text}\n    {' ' * col}^"
     if fn is None:
         return f"line {lineno} of the kernel function: ", excerpt
-    from triton.runtime.jit import get_jit_fn_file_line
-    file_name, begin = get_jit_fn_file_line(fn)
+    file_name, begin = _jit_fn_file_line(fn)
     return f"{os.path.basename(file_name)}:{begin + lineno - 1}:{col + 1}: ", excerpt
 
 
@@ -307,3 +325,14 @@ def _find_jit_by_source(src: str) -> Any:
             if isinstance(value, JITCallable) and value.src == src:
                 return value
     return None
+
+
+def _jit_fn_file_line(fn: Any) -> tuple[str, int]:
+    """(file, line of the `def`) of a JIT function: triton <= 3.8 has get_jit_fn_file_line,
+    3.9 removed it and records the def line on the function."""
+    try:
+        from triton.runtime.jit import get_jit_fn_file_line
+    except ImportError:
+        return fn.__code__.co_filename if hasattr(fn, "__code__") else fn.fn.__code__.co_filename, \
+            int(getattr(fn, "def_file_line_number", None) or fn.fn.__code__.co_firstlineno)
+    return get_jit_fn_file_line(fn)

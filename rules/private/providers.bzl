@@ -9,6 +9,8 @@ TritonToolchainInfo = provider(
         "tool_inputs": "depset[File]: triton_aot sources, templates, python deps, interpreter files",
         "python_path": "list[str]: PYTHONPATH entries (execroot-relative) for the tool and its deps",
         "cuda_headers": "CcInfo providing cuda.h (forwarded by //toolchains:current_cuda_headers)",
+        "fingerprint": "File or None: the environment fingerprint (python, triton files, absl-py, " +
+                       "ptxas); an input of every Triton action so cache keys follow the compiler",
     },
 )
 

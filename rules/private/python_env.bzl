@@ -61,7 +61,36 @@ cc_library(
 )
 
 exports_files(["include/cuda.h"])
+
+# What the environment is (Python, triton and its installed files, absl-py, ptxas): an input of
+# every Triton action, so cache keys change exactly when the compiler does.
+filegroup(
+    name = "fingerprint",
+    srcs = ["fingerprint.json"],
+)
 """
+
+# The triton releases rules_triton is tested with (tools/version_matrix); see docs/triton_versions.md.
+SUPPORTED_TRITON = ">=3.5,<3.10"
+_SUPPORTED_MINORS = (5, 6, 7, 8, 9)
+
+def _supported(version):
+    parts = version.split(".")
+    return len(parts) >= 2 and parts[0] == "3" and parts[1].isdigit() and int(parts[1]) in _SUPPORTED_MINORS
+
+def _write_fingerprint(rctx, interpreter):
+    """fingerprint.json (see env_fingerprint.py); re-runs this rule when the environment changes."""
+    script = rctx.path(Label("//rules/private:env_fingerprint.py"))
+    result = rctx.execute([interpreter, "-I", str(script)], environment = {"PYTHONNOUSERSITE": "1"}, quiet = True)
+    if result.return_code != 0:
+        fail("rules_triton: computing the environment fingerprint with {} failed: {}".format(interpreter, result.stderr))
+    out = json.decode(result.stdout.strip().splitlines()[-1])
+    rctx.file("fingerprint.json", out["fingerprint"], executable = False)
+
+    # A `pip install` of another triton/absl-py rewrites their RECORD; a new interpreter
+    # replaces the executable; either re-runs this rule (and so changes every action key).
+    for path in out["watch"]:
+        rctx.watch(path)
 
 def _triton_python_repository_impl(rctx):
     interpreter = rctx.os.environ.get(_ENV_VAR, "") or rctx.attr.interpreter
@@ -88,11 +117,13 @@ def _triton_python_repository_impl(rctx):
             result.stderr or "exit code {}\n".format(result.return_code),
         ))
     info = json.decode(result.stdout.strip().splitlines()[-1])
-    if not info["triton_version"].startswith("3.6."):
-        fail("rules_triton: {} has triton {}, but rules_triton needs triton 3.6.x (see tools/requirements.lock).".format(
+    if not _supported(info["triton_version"]):
+        fail("rules_triton: {} has triton {}, but rules_triton supports triton {} (see tools/locks/).".format(
             interpreter,
             info["triton_version"],
+            SUPPORTED_TRITON,
         ))
+    _write_fingerprint(rctx, interpreter)
     rctx.template("include/cuda.h", info["cuda_h"], substitutions = {}, executable = False)
     rctx.file("BUILD.bazel", _BUILD.format(
         interpreter = interpreter,
@@ -103,7 +134,7 @@ def _triton_python_repository_impl(rctx):
 triton_python_repository = repository_rule(
     implementation = _triton_python_repository_impl,
     attrs = {
-        "interpreter": attr.string(doc = "Path (or PATH name) of a python3 that has triton 3.6.x and absl-py."),
+        "interpreter": attr.string(doc = "Path (or PATH name) of a python3 that has triton (3.5 to 3.9) and absl-py."),
     },
     environ = [_ENV_VAR],
     local = True,

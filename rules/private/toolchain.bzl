@@ -31,14 +31,20 @@ def _triton_toolchain_impl(ctx):
             python_path.append("external/" + imp)
     if runtime.interpreter != None:
         transitive.append(runtime.files)
+
+    # In tool_inputs, which every Triton action takes as `tools`: the fingerprint is then in each
+    # action's key and in the persistent worker's key (a worker that imported one triton is never
+    # reused after the environment changed).
+    direct = [ctx.file.fingerprint] if ctx.file.fingerprint else []
     return [
         platform_common.ToolchainInfo(
             triton = TritonToolchainInfo(
                 interpreter = runtime.interpreter,
                 interpreter_path = runtime.interpreter_path,
-                tool_inputs = depset(transitive = transitive),
+                tool_inputs = depset(direct, transitive = transitive),
                 python_path = python_path,
                 cuda_headers = ctx.attr.cuda_headers[CcInfo],
+                fingerprint = ctx.file.fingerprint,
             ),
         ),
     ]
@@ -76,6 +82,13 @@ Two ways to provide triton:
             mandatory = True,
             providers = [CcInfo],
             doc = "A cc_library providing cuda.h (the one shipped in the triton package).",
+        ),
+        "fingerprint": attr.label(
+            allow_single_file = True,
+            doc = "The environment fingerprint (`@rules_triton_python//:fingerprint`), an input " +
+                  "of every Triton action: with an interpreter outside the build, the only thing " +
+                  "that puts the compiler into the actions' cache keys. Optional when `python` " +
+                  "and `python_deps` are themselves build inputs (a pip hub).",
         ),
     },
 )
