@@ -2,7 +2,7 @@
 
 import pytest
 
-from triton_aot.compiler import SUPPORTED_TRITON, check_triton_version
+from triton_aot.triton_adapter import SUPPORTED_TRITON, check_triton_version
 from triton_aot.errors import UserError
 
 
