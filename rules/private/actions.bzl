@@ -251,7 +251,9 @@ def compile_c_library(ctx, *, c_file, header, runtime):
         public_hdrs = [header],
         compilation_contexts = [runtime.compilation_context],
         # The generated C is C11; only the API in the header is exported from a shared object.
-        user_compile_flags = ["-std=gnu11", "-fvisibility=hidden"] + ctx.attr.copts,
+        # -O2 by default: the launchers are the launch path, and optimised code is also smaller
+        # (the library is its cubins plus this code); copts come after it and can override it.
+        user_compile_flags = ["-std=gnu11", "-fvisibility=hidden", "-O2"] + ctx.attr.copts,
     )
     linking_context, _ = cc_common.create_linking_context_from_compilation_outputs(
         name = ctx.label.name,
