@@ -21,6 +21,14 @@ src=$(dirname "$(readlink -f "$1")")
 [[ -x "$src/tools/setup" && -f "$src/e2e/smoke/MODULE.bazel" ]] || fail "no source tree at $src"
 bazel_bin=$(command -v bazel) || fail "no bazel on PATH; this test runs where tools/setup's rootfs (or your own Bazel >= 7) provides one"
 
+# .bcr/presubmit.yml must describe this run: the same module, set-up command and targets.
+presubmit="$src/.bcr/presubmit.yml"
+grep -q '^  module_path: "e2e/smoke"$' "$presubmit" || fail "presubmit.yml tests another module"
+grep -q '^        - "RULES_TRITON_CACHE=/tmp/rules_triton ../../tools/setup"$' "$presubmit" \
+  || fail "presubmit.yml prepares Python differently from this test"
+[[ "$(sed -n '/^      test_targets:/,$p' "$presubmit" | grep -c '^        - ')" == 1 ]] \
+  && grep -q '^        - "//..."$' "$presubmit" || fail "presubmit.yml's test_targets are not exactly //..."
+
 state=/var/tmp/rules_triton_host_bazel_test
 mkdir -p "$state"
 # One run at a time per machine: two checkouts testing at once share the venv.
