@@ -5,8 +5,8 @@
 # Central Registry's presubmit tests that module (.bcr/presubmit.yml).
 #
 # CI runs the whole build in tools/setup's rootfs, where Debian's Bazel 7.7.1 is /usr/bin/bazel:
-# that is the Bazel on PATH here. The nested Bazel gets --config=rules_triton_offline, as any
-# Bazel without access to the registry needs (this machine's network reaches PyPI only).
+# that is the Bazel on PATH here. There the nested Bazel gets --config=rules_triton_offline, as
+# any Bazel without access to the registry needs (these machines' network reaches PyPI only).
 #
 # Cost: the host venv and the nested Bazel's output root live in a persistent folder (below), so
 # only the first run on a machine installs the pinned wheels (pip, about a minute) and builds
@@ -49,6 +49,11 @@ python=$(cat "$RULES_TRITON_CACHE/host-python.path")
 "$python" -c "import triton; assert triton.__version__ == '3.6.0'" || fail "$python has no triton 3.6.0"
 [[ ! -e "$RULES_TRITON_CACHE/rootfs" ]] || fail "tools/setup built a rootfs although a Bazel is on PATH"
 
+# In the rootfs there is no registry: the offline config (stub modules, local registry) stands in,
+# as it does for tools/bazel's rootfs path. A Bazel of your own with network needs none.
+offline=()
+[[ -d /opt/rules_triton/stub_modules ]] && offline=(--config=rules_triton_offline)
+
 echo "== tools/bazel test //... in e2e/smoke"
 out="$state/output_user_root"
 cleanup() { (cd "$src/e2e/smoke" && "$src/tools/bazel" --output_user_root="$out" shutdown) >/dev/null 2>&1 || true; }
@@ -57,12 +62,12 @@ cd "$src/e2e/smoke"
 # --symlink_prefix=/: no bazel-* links in the source tree; --max_idle_secs: the nested server
 # goes away even if this test is killed before its trap runs.
 "$src/tools/bazel" --output_user_root="$out" --max_idle_secs=60 test //... \
-  --config=rules_triton_offline --symlink_prefix=/ --test_output=errors 2>&1 | tee "$TEST_TMPDIR/test.log"
+  ${offline[@]+"${offline[@]}"} --symlink_prefix=/ --test_output=errors 2>&1 | tee "$TEST_TMPDIR/test.log"
 grep -qE "^//tests:smoke_test +(\(cached\) )?PASSED" "$TEST_TMPDIR/test.log" || fail "//tests:smoke_test did not pass"
 # The kernels were compiled with the host venv's interpreter, not the rootfs one that tools/bazel
 # passes on the other path.
 output_base=$("$src/tools/bazel" --output_user_root="$out" --max_idle_secs=60 info output_base \
-  --config=rules_triton_offline 2>/dev/null)
+  ${offline[@]+"${offline[@]}"} 2>/dev/null)
 grep -qs "interpreter_path = \"$python\"" "$output_base"/external/*rules_triton_python/BUILD.bazel \
   || fail "@rules_triton_python does not use $python (in $output_base/external)"
 echo "PASS: tools/setup took the host path and Bazel $version tested e2e/smoke with its environment"
