@@ -326,7 +326,7 @@ def rules_triton_warm_up(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 '''
 
 
-def compile_tool_warm_up(handle: Handler) -> Callable[[], None]:
+def compile_tool_warm_up(handle: Handler) -> Callable[[], int]:
     """A warm-up for the compile tool's handler: one small compile per major target.
 
     `import triton` alone is not enough: a process's first compile also loads the NVIDIA
@@ -335,17 +335,21 @@ def compile_tool_warm_up(handle: Handler) -> Callable[[], None]:
     fast as a warm process does.
     """
 
-    def warm_up() -> None:
+    def warm_up() -> int:
+        """0, or the exit code of the first compile that failed (its messages are on stderr)."""
         with tempfile.TemporaryDirectory(prefix="triton_aot_warm_up_") as scratch:
             kernel = os.path.join(scratch, "rules_triton_warm_up.py")
             with open(kernel, "w", encoding="utf-8") as f:
                 f.write(_WARM_UP_KERNEL)
             for target in ("cuda:80", "cuda:90"):
-                handle([f"--kernel_path={kernel}", "--kernel_name=rules_triton_warm_up",
+                code = handle([f"--kernel_path={kernel}", "--kernel_name=rules_triton_warm_up",
                         "--signature=*fp32:16, *fp32:16, i32, 128", "--grid=cdiv(n, 128)",
                         "--num_warps=4", "--num_stages=1", f"--target={target}",
                         "--symbol=rules_triton_warm_up",
                         f"--out_json={os.path.join(scratch, target[5:] + '.json')}"])
+                if code != 0:
+                    return code
+        return 0
 
     return warm_up
 
@@ -353,11 +357,11 @@ def compile_tool_warm_up(handle: Handler) -> Callable[[], None]:
 # --------------------------------------------------------------------------- the loop
 
 def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
-          warm_up: Optional[Callable[[], None]] = None) -> int:
+          warm_up: Optional[Callable[[], Optional[int]]] = None) -> int:
     """The worker loop; returns when stdin is closed.
 
     `warm_up` runs once in this process before the first request (its output is discarded
-    unless it fails); requests then run in forked children where the platform allows it.
+    unless it fails: raises, or returns a non-zero exit code); requests then run in forked children where the platform allows it.
     """
     protocol = os.fdopen(os.dup(stdout_fd), "w", encoding="utf-8")
     sys.stdout.flush()

@@ -238,3 +238,18 @@ def test_killing_the_compiling_child_fails_only_that_request(hanging_compile, tm
     w.proc.stdin.close()
     assert w.proc.wait(timeout=30) == 0
     wait_until(lambda: not processes_with(marker), 15, "the worker's tree to exit")
+
+
+def test_compile_tool_worker_warms_up(tmp_path):
+    """The real worker's warm-up compile succeeds (a failing one would only show as every
+    request paying triton's first-compile cost, about 0.35 s, in a child)."""
+    w = Worker([sys.executable, "-m", "triton_aot.compile", "--persistent_worker"],
+               marked_env(uuid.uuid4().hex))
+    w.send(add_request(tmp_path), 1)
+    r = w.response()
+    assert r == {"exitCode": 0, "output": "", "requestId": 1}, r
+    w.proc.stdin.close()
+    assert w.proc.wait(timeout=60) == 0
+    time.sleep(0.2)  # the stderr reader thread
+    stderr = b"".join(w.stderr).decode()
+    assert "warm-up failed" not in stderr, stderr
