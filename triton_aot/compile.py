@@ -236,8 +236,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if "--persistent_worker" in argv:
         from triton_aot import worker
         startup = [a for a in argv if a != "--persistent_worker"]
-        return worker.serve(lambda request_args: run_command_line(startup + request_args,
-                                                                  sys.stderr))
+        def handle(request_args):
+            return run_command_line(startup + request_args, sys.stderr)
+        # warm in the worker process, each request in a disposable child (see worker.py)
+        return worker.serve(handle, warm_up=worker.compile_tool_warm_up(handle))
     return cli.main(TOOL, argv)
 
 

@@ -1,7 +1,15 @@
-"""Bazel persistent worker, JSON protocol (`--persistent_worker`).
+"""Bazel persistent worker, JSON protocol (`--persistent_worker`), as a zygote.
 
 Reads WorkRequest objects from stdin ({"arguments": [...], "requestId": N, ...}) and writes
 one WorkResponse line per request to stdout ({"exitCode", "output", "requestId"}).
+
+Why a zygote: Triton's native code keeps memory after every compile (about 0.8 MiB a compile
+under Python 3.14, see bench/results/worker.md) and nothing in Python gives it back, so a worker
+that compiled in-process grew without bound. Exiting the worker past a memory limit does not
+work either (Bazel 7.7.1 sends the next request to the exited worker). So the worker process
+(the parent) imports Triton and runs one warm-up compile, once; every request then runs in a
+child forked from that warm parent, which compiles, sends back its exit code and output, and
+exits: whatever the compile leaked leaves with it, and the parent never compiles again.
 
 - Requests are parsed as a stream of JSON objects, with or without newlines between them
   (older Bazel versions write no separator).
@@ -10,21 +18,34 @@ one WorkResponse line per request to stdout ({"exitCode", "output", "requestId"}
   corrupt the protocol.
 - Everything a request writes to fds 1 and 2 (messages, triton/MLIR diagnostics) is captured
   into the response's "output".
-- Requests run one after the other. The handler isolates them (fresh flags, fresh kernel
-  import, private triton cache: see compile.run); the worker restores the working directory
-  (`sandboxDir` is honoured for multiplex sandboxing).
-- Cancel requests are ignored: a request is always answered before the next is read, so
-  there is never anything in flight to cancel.
+- Requests run one after the other; `sandboxDir` is honoured. Cancel requests are ignored: Bazel
+  sends them only to workers that declare `supports-worker-cancellation`, which this one does
+  not; without it Bazel stops a compile by stopping the worker, which is handled below.
+- No process is left behind when a compile is stopped half-way:
+  * each child runs in its own process group, which the parent kills (SIGKILL) once the child
+    has answered, so a stray grandchild cannot outlive its request;
+  * SIGTERM/SIGINT/SIGHUP of the worker kill the running child's process group, then the worker;
+  * SIGKILL of the worker cannot be caught, so every process in the tree is made to die with its
+    parent: the child and every program spawned through `subprocess` (ptxas, cuobjdump) get
+    PR_SET_PDEATHSIG(SIGKILL), which the kernel delivers when their parent dies and which
+    survives exec.
+- Where fork() or prctl() are missing (not Linux), or with RULES_TRITON_WORKER_IN_PROCESS=1 (the
+  benchmark's baseline), requests run in the worker process itself, as before.
 """
 
 from __future__ import annotations
 
 import codecs
+import ctypes
+import gc
 import json
 import os
+import signal
+import struct
+import subprocess
 import sys
 import tempfile
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 Handler = Callable[[list], int]  # arguments -> exit code; writes its messages to stderr
 
@@ -113,22 +134,268 @@ def run_captured(handle: Handler, arguments: Sequence[str], sandbox_dir: str | N
     return code, output
 
 
-def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
-    """The worker loop; returns when stdin is closed."""
+# --------------------------------------------------------------------------- process control
+
+_PR_SET_PDEATHSIG = 1
+_libc = None
+
+
+def _set_parent_death_signal(expected_parent: int) -> None:
+    """Asks the kernel to SIGKILL this process when its parent dies (Linux prctl).
+
+    The parent may already have died between fork and this call: then the signal would never
+    come, so exit at once instead.
+    """
+    if _libc is None or _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        return
+    if os.getppid() != expected_parent:
+        os._exit(128 + signal.SIGKILL)
+
+
+def _install_subprocess_death_signal() -> None:
+    """Every program this process tree starts through `subprocess` dies with its parent.
+
+    Triton runs ptxas (and cuobjdump) with subprocess.run from the compiling process; a
+    preexec_fn is the only hook that runs in the new process before it execs, and the parent
+    death signal set there survives the exec. Chained with a caller's own preexec_fn.
+    """
+    original = subprocess.Popen.__init__
+    if getattr(original, "_rules_triton_pdeathsig", False):
+        return
+
+    def __init__(self, *args, **kwargs):
+        parent = os.getpid()
+        args = list(args)
+        # preexec_fn is Popen's 7th parameter (args, bufsize, executable, stdin, stdout,
+        # stderr, preexec_fn); almost everyone passes it by keyword
+        own = args[6] if len(args) > 6 else kwargs.get("preexec_fn")
+
+        def preexec():
+            _set_parent_death_signal(parent)
+            if own is not None:
+                own()
+
+        if len(args) > 6:
+            args[6] = preexec
+        else:
+            kwargs["preexec_fn"] = preexec
+        original(self, *args, **kwargs)
+
+    __init__._rules_triton_pdeathsig = True
+    subprocess.Popen.__init__ = __init__
+
+
+def _can_fork() -> bool:
+    global _libc
+    if os.environ.get("RULES_TRITON_WORKER_IN_PROCESS") == "1":
+        return False
+    if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
+        return False
+    try:
+        _libc = ctypes.CDLL(None, use_errno=True)
+        _libc.prctl  # noqa: B018 (present on every Linux libc; checked, not assumed)
+    except (OSError, AttributeError):
+        _libc = None
+        return False
+    return True
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    except PermissionError:  # pgid reused by someone else's process: not ours to kill
+        pass
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    chunks, left = [], size
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+class _Zygote:
+    """Runs each request in a child forked from this (warm) process."""
+
+    def __init__(self, handle: Handler, close_in_child: Sequence[int]):
+        self.handle = handle
+        self.close_in_child = list(close_in_child)
+        self.child = 0  # the running child's pid (= its process group), 0 when none
+        self.unreaped = 0  # a child that answered and was killed, not waited for yet
+
+    def install_signal_handlers(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, signum, frame):
+        if self.child:
+            _kill_group(self.child)
+        os._exit(128 + signum)
+
+    def run(self, arguments: Sequence[str], sandbox_dir: str | None) -> tuple:
+        parent = os.getpid()
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # ------------------------------------------------------------ the child
+            status = 1
+            try:
+                os.close(read_end)
+                os.setpgid(0, 0)
+                _set_parent_death_signal(parent)
+                for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                    signal.signal(sig, signal.SIG_DFL)
+                for fd in self.close_in_child:
+                    os.close(fd)
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, 0)  # the protocol's stdin belongs to the parent
+                os.close(null)
+                gc.disable()  # a short life: collecting would only copy the parent's pages
+                code, output = run_captured(self.handle, arguments, sandbox_dir)
+                payload = json.dumps([code, output]).encode()
+                os.write(write_end, struct.pack("<Q", len(payload)))
+                view = memoryview(payload)
+                while view:
+                    view = view[os.write(write_end, view):]
+                status = 0
+            finally:
+                os._exit(status)  # no atexit handlers, no flushing of the parent's buffers
+        # ------------------------------------------------------------------------ the parent
+        os.close(write_end)
+        try:
+            os.setpgid(pid, pid)  # also set here, so a kill right after fork finds the group
+        except OSError:
+            pass
+        self.child = pid
+        try:
+            header = _read_exactly(read_end, 8)
+            size = struct.unpack("<Q", header)[0] if len(header) == 8 else 0
+            payload = _read_exactly(read_end, size) if size else b""
+        finally:
+            os.close(read_end)
+            # The answer is complete (or the child died): nothing in its group may run on.
+            _kill_group(pid)
+            self.unreaped = pid
+        try:
+            code, output = json.loads(payload)
+            return int(code), str(output)
+        except ValueError:
+            status = self.reap()
+            return 1, ("error: internal error in triton_aot worker: the compile process "
+                       f"ended without an answer ({_describe_status(status)})\n")
+
+    def reap(self) -> int:
+        """Waits for the last child (called after its response is sent: tearing down a
+        process's memory takes milliseconds that Bazel need not wait for)."""
+        status = 0
+        if self.unreaped:
+            _, status = os.waitpid(self.unreaped, 0)
+            self.unreaped = 0
+            self.child = 0
+        return status
+
+
+def _describe_status(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
+        return f"killed by {name}"
+    return f"exit code {os.WEXITSTATUS(status)}"
+
+
+# --------------------------------------------------------------------------- warm-up
+
+_WARM_UP_KERNEL = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rules_triton_warm_up(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * 2.0, mask=mask)
+'''
+
+
+def compile_tool_warm_up(handle: Handler) -> Callable[[], int]:
+    """A warm-up for the compile tool's handler: one small compile per major target.
+
+    `import triton` alone is not enough: a process's first compile also loads the NVIDIA
+    backend, initialises LLVM's targets and asks ptxas for its version, about 0.35 s that a
+    child forked before it would pay on every request. Forked after it, a child compiles as
+    fast as a warm process does.
+    """
+
+    def warm_up() -> int:
+        """0, or the exit code of the first compile that failed (its messages are on stderr)."""
+        with tempfile.TemporaryDirectory(prefix="triton_aot_warm_up_") as scratch:
+            kernel = os.path.join(scratch, "rules_triton_warm_up.py")
+            with open(kernel, "w", encoding="utf-8") as f:
+                f.write(_WARM_UP_KERNEL)
+            for target in ("cuda:80", "cuda:90"):
+                code = handle([f"--kernel_path={kernel}", "--kernel_name=rules_triton_warm_up",
+                        "--signature=*fp32:16, *fp32:16, i32, 128", "--grid=cdiv(n, 128)",
+                        "--num_warps=4", "--num_stages=1", f"--target={target}",
+                        "--symbol=rules_triton_warm_up",
+                        f"--out_json={os.path.join(scratch, target[5:] + '.json')}"])
+                if code != 0:
+                    return code
+        return 0
+
+    return warm_up
+
+
+# --------------------------------------------------------------------------- the loop
+
+def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
+          warm_up: Optional[Callable[[], Optional[int]]] = None) -> int:
+    """The worker loop; returns when stdin is closed.
+
+    `warm_up` runs once in this process before the first request (its output is discarded
+    unless it fails: raises, or returns a non-zero exit code); requests then run in forked children where the platform allows it.
+    """
     protocol = os.fdopen(os.dup(stdout_fd), "w", encoding="utf-8")
     sys.stdout.flush()
     os.dup2(2, stdout_fd)
+    zygote = None
+    if _can_fork():
+        _install_subprocess_death_signal()
+        zygote = _Zygote(handle, close_in_child=[protocol.fileno()])
+        zygote.install_signal_handlers()
+    if warm_up is not None:
+        code, output = run_captured(lambda _: warm_up() or 0, [], None)
+        if code != 0:
+            sys.stderr.write("triton_aot worker: warm-up failed (requests still run, only "
+                             f"slower):\n{output}")
+    if zygote is not None:
+        # Objects that exist now are never collected in the parent again, and children do not
+        # collect at all: a collection would write to every page the child shares with us.
+        gc.collect()
+        gc.freeze()
     for request in read_requests(stdin_fd):
         if request.get("cancel"):
             continue
         arguments = request.get("arguments") or []
         if not isinstance(arguments, list) or not all(isinstance(a, str) for a in arguments):
             code, output = 1, "error: WorkRequest.arguments must be a list of strings\n"
+        elif zygote is not None:
+            code, output = zygote.run(arguments, request.get("sandboxDir") or None)
         else:
             code, output = run_captured(handle, arguments, request.get("sandboxDir") or None)
         response = {"exitCode": code, "output": output,
                     "requestId": int(request.get("requestId") or 0)}
         protocol.write(json.dumps(response) + "\n")
         protocol.flush()
+        if zygote is not None:
+            zygote.reap()
     protocol.close()
     return 0

@@ -1,0 +1,255 @@
+"""The worker compiles each request in a disposable child, and leaves no process behind.
+
+- Requests run in children forked from the warm worker: what a request leaves in memory (here:
+  a module-level list a handler appends to; in production: Triton's native leak) is gone for
+  the next request, and the worker process itself never grows.
+- A compile stopped half-way, while ptxas runs (a fake ptxas that hangs for one kernel and is
+  the real one otherwise), leaves no process behind: not when the worker gets SIGTERM (Bazel
+  stopping it), not when it gets SIGKILL (nothing can be caught), and not when only the
+  compiling child is killed (the worker then answers with an error and serves the next request).
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+import triton_aot
+
+HERE = Path(__file__).resolve().parent
+KERNELS = HERE / "kernels"
+REPO = Path(triton_aot.__file__).resolve().parent.parent
+
+
+def marked_env(marker):
+    e = dict(os.environ)
+    e["PYTHONPATH"] = os.pathsep.join([str(REPO)] + ([e["PYTHONPATH"]]
+                                                     if e.get("PYTHONPATH") else []))
+    # every process of the worker's tree inherits this, ptxas included: /proc finds them all
+    e["RULES_TRITON_ZYGOTE_TEST"] = marker
+    return e
+
+
+def processes_with(marker):
+    """pid -> command line of every live (not zombie) process whose environment has marker."""
+    needle = f"RULES_TRITON_ZYGOTE_TEST={marker}".encode()
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if needle not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        if state != b"Z":
+            found[int(entry)] = cmdline
+    return found
+
+
+def wait_until(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+class Worker:
+
+    def __init__(self, argv, env):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=env)
+        self.stderr = []
+        threading.Thread(target=lambda: self.stderr.extend(self.proc.stderr), daemon=True).start()
+
+    def send(self, arguments, request_id):
+        self.proc.stdin.write((json.dumps({"arguments": arguments, "requestId": request_id})
+                               + "\n").encode())
+        self.proc.stdin.flush()
+
+    def response(self):
+        line = self.proc.stdout.readline()
+        assert line, b"".join(self.stderr).decode()
+        return json.loads(line)
+
+
+# --------------------------------------------------------------------------- isolation
+
+HANDLER = textwrap.dedent("""
+    import os, sys
+    from triton_aot import worker
+
+    kept = []  # what a request leaves behind in its process
+
+    def handle(args):
+        kept.append(bytearray(8 << 20))
+        print(f"pid={os.getpid()} kept={len(kept)}", file=sys.stderr)
+        return int(args[0])
+
+    def warm_up():
+        kept.append("warm")  # done once, in the worker process: every child inherits it
+
+    sys.exit(worker.serve(handle, warm_up=warm_up))
+""")
+
+
+def test_each_request_runs_in_a_fresh_child_of_the_warm_worker(tmp_path):
+    w = Worker([sys.executable, "-c", HANDLER], marked_env(uuid.uuid4().hex))
+    pids = set()
+    for i in range(5):
+        w.send([str(i % 3)], i)
+        r = w.response()
+        assert r["requestId"] == i and r["exitCode"] == i % 3, r
+        pid, kept = r["output"].split()
+        # the warm-up's entry plus this request's only: nothing from earlier requests
+        assert kept == "kept=2", r["output"]
+        pids.add(int(pid[len("pid="):]))
+    assert w.proc.pid not in pids and len(pids) == 5
+    w.proc.stdin.close()
+    assert w.proc.wait(timeout=30) == 0
+    assert w.proc.stdout.read() == b""
+
+
+def test_in_process_fallback_keeps_state(tmp_path):
+    """RULES_TRITON_WORKER_IN_PROCESS=1 (the benchmark's baseline) runs requests in the worker,
+    which is what the zygote avoids: the second request sees the first one's leftovers."""
+    env = marked_env(uuid.uuid4().hex)
+    env["RULES_TRITON_WORKER_IN_PROCESS"] = "1"
+    w = Worker([sys.executable, "-c", HANDLER], env)
+    w.send(["0"], 1)
+    first = w.response()["output"]
+    w.send(["0"], 2)
+    second = w.response()["output"]
+    assert first == f"pid={w.proc.pid} kept=2\n" and second == f"pid={w.proc.pid} kept=3\n"
+    w.proc.stdin.close()
+    assert w.proc.wait(timeout=30) == 0
+
+
+# --------------------------------------------------------------------------- stopping a compile
+
+FAKE_PTXAS = textwrap.dedent("""\
+    #!/bin/sh
+    # Hangs on the PTX of add_kernel (the compile the test stops), is the real ptxas otherwise
+    # (the worker's warm-up compiles, `--version`).
+    for arg in "$@"; do
+      case "$arg" in
+        *.ptx)
+          if grep -q "add_kernel" "$arg"; then
+            touch "$RULES_TRITON_ZYGOTE_TEST_STARTED"
+            exec sleep 300
+          fi ;;
+      esac
+    done
+    exec "$RULES_TRITON_ZYGOTE_TEST_REAL_PTXAS" "$@"
+""")
+
+# The worker with triton's ptxas knob pointed at the fake (TRITON_PTXAS_PATH would not do: the
+# compile tool clears TRITON_* from the environment of every compile, on purpose).
+LAUNCHER = textwrap.dedent("""
+    import sys
+    import triton.knobs
+    triton.knobs.nvidia.ptxas = sys.argv[1]
+    from triton_aot.compile import main
+    sys.exit(main(sys.argv[2:]))
+""")
+
+
+def add_request(out):
+    return [f"--kernel_path={KERNELS / 'add.py'}", "--kernel_name=add_kernel",
+            "--signature=*fp32:16, *fp32:16, *fp32:16, i32, 512", "--grid=cdiv(n, 512)",
+            "--num_warps=4", "--num_stages=3", "--target=cuda:80", "--symbol=add_sm80",
+            f"--out_json={out}/add.json", f"--out_cubin={out}/add.cubin"]
+
+
+@pytest.fixture
+def hanging_compile(tmp_path):
+    """A worker whose compile of add_kernel is stuck in ptxas; yields (worker, marker)."""
+    import triton.knobs
+    marker = uuid.uuid4().hex
+    started = tmp_path / "ptxas_started"
+    fake = tmp_path / "ptxas"
+    fake.write_text(FAKE_PTXAS)
+    fake.chmod(0o755)
+    env = marked_env(marker)
+    env["RULES_TRITON_ZYGOTE_TEST_STARTED"] = str(started)
+    env["RULES_TRITON_ZYGOTE_TEST_REAL_PTXAS"] = triton.knobs.nvidia.ptxas.path
+    w = Worker([sys.executable, "-c", LAUNCHER, str(fake), "--persistent_worker"], env)
+    try:
+        w.send(add_request(tmp_path), 1)
+        wait_until(started.exists, 120, "the fake ptxas to start")
+        tree = processes_with(marker)
+        # the worker, the compiling child and ptxas (a sleep by now) at least
+        assert len(tree) >= 3 and any(c.startswith("sleep ") for c in tree.values()), tree
+        yield w, marker
+    finally:
+        for pid in processes_with(marker):  # whatever a failed test left: not for the next
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        w.proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_stopping_the_worker_mid_compile_leaves_no_process(hanging_compile, sig):
+    w, marker = hanging_compile
+    w.proc.send_signal(sig)
+    assert w.proc.wait(timeout=30) == -sig if sig == signal.SIGKILL else 128 + sig
+    wait_until(lambda: not processes_with(marker), 15,
+               f"every process of the worker's tree to exit, left: {processes_with(marker)}")
+
+
+def test_killing_the_compiling_child_fails_only_that_request(hanging_compile, tmp_path):
+    w, marker = hanging_compile
+    children = [p for p in processes_with(marker) if p != w.proc.pid
+                and Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1] == str(w.proc.pid)]
+    assert len(children) == 1, children
+    os.kill(children[0], signal.SIGKILL)
+    r = w.response()
+    assert r["requestId"] == 1 and r["exitCode"] == 1
+    assert "the compile process ended without an answer (killed by SIGKILL)" in r["output"], r
+    # ptxas died with its parent; only the worker is left
+    wait_until(lambda: set(processes_with(marker)) == {w.proc.pid}, 15,
+               f"ptxas to exit, left: {processes_with(marker)}")
+    # and the worker still compiles (a kernel the fake ptxas passes to the real one)
+    out = tmp_path / "next"
+    w.send([f"--kernel_path={KERNELS / 'scale.py'}", "--kernel_name=scale_kernel",
+            "--signature=*fp32:16, *fp32:16, fp32, i32, 256", "--grid=cdiv(n, 256)",
+            "--num_warps=4", "--num_stages=2", "--target=cuda:90", "--symbol=scale_sm90",
+            f"--out_json={out}/scale.json"], 2)
+    r = w.response()
+    assert r == {"exitCode": 0, "output": "", "requestId": 2}, r
+    assert json.loads((out / "scale.json").read_text())
+    w.proc.stdin.close()
+    assert w.proc.wait(timeout=30) == 0
+    wait_until(lambda: not processes_with(marker), 15, "the worker's tree to exit")
+
+
+def test_compile_tool_worker_warms_up(tmp_path):
+    """The real worker's warm-up compile succeeds (a failing one would only show as every
+    request paying triton's first-compile cost, about 0.35 s, in a child)."""
+    w = Worker([sys.executable, "-m", "triton_aot.compile", "--persistent_worker"],
+               marked_env(uuid.uuid4().hex))
+    w.send(add_request(tmp_path), 1)
+    r = w.response()
+    assert r == {"exitCode": 0, "output": "", "requestId": 1}, r
+    w.proc.stdin.close()
+    assert w.proc.wait(timeout=60) == 0
+    time.sleep(0.2)  # the stderr reader thread
+    stderr = b"".join(w.stderr).decode()
+    assert "warm-up failed" not in stderr, stderr
