@@ -220,12 +220,34 @@ def _read_exactly(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
+def _write_message(fd: int, payload: bytes) -> None:
+    view = memoryview(struct.pack("<Q", len(payload)) + payload)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_message(fd: int) -> Optional[bytes]:
+    """A length-prefixed message, or None when the other end closed first."""
+    header = _read_exactly(fd, 8)
+    if len(header) != 8:
+        return None
+    size = struct.unpack("<Q", header)[0]
+    payload = _read_exactly(fd, size)
+    return payload if len(payload) == size else None
+
+
 class _Zygote:
-    """Runs each request in a child forked from this (warm) process."""
+    """Runs each request in a child forked from this (warm) process.
+
+    The child for the next request is forked ahead of it, right after the previous answer, and
+    waits for its arguments on a pipe: the fork and the child's set-up happen while Bazel is
+    busy elsewhere, not on the request's clock.
+    """
 
     def __init__(self, handle: Handler, close_in_child: Sequence[int]):
         self.handle = handle
         self.close_in_child = list(close_in_child)
+        self.spare = None  # (pid, request fd, result fd) of the child forked ahead, if any
         self.child = 0  # the running child's pid (= its process group), 0 when none
         self.unreaped = 0  # a child that answered and was killed, not waited for yet
 
@@ -234,18 +256,21 @@ class _Zygote:
             signal.signal(sig, self._on_signal)
 
     def _on_signal(self, signum, frame):
-        if self.child:
-            _kill_group(self.child)
+        for pid in (self.child, self.spare[0] if self.spare else 0):
+            if pid:
+                _kill_group(pid)
         os._exit(128 + signum)
 
-    def run(self, arguments: Sequence[str], sandbox_dir: str | None) -> tuple:
+    def _fork(self) -> tuple:
         parent = os.getpid()
-        read_end, write_end = os.pipe()
+        request_read, request_write = os.pipe()
+        result_read, result_write = os.pipe()
         pid = os.fork()
         if pid == 0:  # ------------------------------------------------------------ the child
             status = 1
             try:
-                os.close(read_end)
+                os.close(request_write)
+                os.close(result_read)
                 os.setpgid(0, 0)
                 _set_parent_death_signal(parent)
                 for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -256,35 +281,52 @@ class _Zygote:
                 os.dup2(null, 0)  # the protocol's stdin belongs to the parent
                 os.close(null)
                 gc.disable()  # a short life: collecting would only copy the parent's pages
-                code, output = run_captured(self.handle, arguments, sandbox_dir)
-                payload = json.dumps([code, output]).encode()
-                os.write(write_end, struct.pack("<Q", len(payload)))
-                view = memoryview(payload)
-                while view:
-                    view = view[os.write(write_end, view):]
-                status = 0
+                request = _read_message(request_read)
+                if request is None:  # the worker is shutting down
+                    status = 0
+                else:
+                    arguments, sandbox_dir = json.loads(request)
+                    code, output = run_captured(self.handle, arguments, sandbox_dir)
+                    _write_message(result_write, json.dumps([code, output]).encode())
+                    status = 0
             finally:
                 os._exit(status)  # no atexit handlers, no flushing of the parent's buffers
         # ------------------------------------------------------------------------ the parent
-        os.close(write_end)
+        os.close(request_read)
+        os.close(result_write)
         try:
             os.setpgid(pid, pid)  # also set here, so a kill right after fork finds the group
         except OSError:
             pass
+        return pid, request_write, result_read
+
+    def prepare(self) -> None:
+        """Forks the next request's child now (between requests)."""
+        if self.spare is None:
+            self.spare = self._fork()
+
+    def run(self, arguments: Sequence[str], sandbox_dir: str | None) -> tuple:
+        self.prepare()
+        pid, request_write, result_read = self.spare
+        self.spare = None
         self.child = pid
         try:
-            header = _read_exactly(read_end, 8)
-            size = struct.unpack("<Q", header)[0] if len(header) == 8 else 0
-            payload = _read_exactly(read_end, size) if size else b""
+            try:
+                _write_message(request_write, json.dumps([list(arguments), sandbox_dir]).encode())
+            except BrokenPipeError:
+                pass  # the child died before its request: reported below
+            finally:
+                os.close(request_write)
+            payload = _read_message(result_read)
         finally:
-            os.close(read_end)
+            os.close(result_read)
             # The answer is complete (or the child died): nothing in its group may run on.
             _kill_group(pid)
             self.unreaped = pid
         try:
             code, output = json.loads(payload)
             return int(code), str(output)
-        except ValueError:
+        except (TypeError, ValueError):
             status = self.reap()
             return 1, ("error: internal error in triton_aot worker: the compile process "
                        f"ended without an answer ({_describe_status(status)})\n")
@@ -298,6 +340,16 @@ class _Zygote:
             self.unreaped = 0
             self.child = 0
         return status
+
+    def close(self) -> None:
+        """Lets the waiting child go (it exits on the closed pipe) and waits for it."""
+        self.reap()
+        if self.spare is not None:
+            pid, request_write, result_read = self.spare
+            self.spare = None
+            os.close(request_write)
+            os.close(result_read)
+            os.waitpid(pid, 0)
 
 
 def _describe_status(status: int) -> str:
@@ -381,6 +433,7 @@ def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
         # collect at all: a collection would write to every page the child shares with us.
         gc.collect()
         gc.freeze()
+        zygote.prepare()
     for request in read_requests(stdin_fd):
         if request.get("cancel"):
             continue
@@ -397,5 +450,8 @@ def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
         protocol.flush()
         if zygote is not None:
             zygote.reap()
+            zygote.prepare()
+    if zygote is not None:
+        zygote.close()
     protocol.close()
     return 0

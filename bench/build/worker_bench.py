@@ -249,7 +249,7 @@ def markdown(res: dict) -> str:
         "and cuda:90. Resident memory (VmRSS) of the worker process, read from /proc every 25 "
         "requests. Target: growth over 2,000 compiles <= 100 MiB.",
         "",
-        "| worker | compiles | RSS after the 1st MiB | RSS after the last MiB | growth MiB | growth per compile, 2nd half KiB | median request s | processes left between requests |",
+        "| worker | compiles | RSS after the 1st MiB | RSS after the last MiB | growth MiB | growth per compile, 2nd half KiB | median request s | processes under the worker after the last request |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in res["memory"]:
@@ -264,7 +264,9 @@ def markdown(res: dict) -> str:
         "`zygote`: the worker as shipped, each request compiles in a child forked from the warm "
         "worker process, which exits after answering. `in-process (before)`: "
         "RULES_TRITON_WORKER_IN_PROCESS=1, every request compiles in the worker process itself, "
-        "as the worker did before (fewer requests: its growth per compile is steady).",
+        "as the worker did before (fewer requests: its growth per compile is steady). Processes "
+        "under the worker: the zygote keeps one child forked ahead for the next request; nothing "
+        "else (no compile, no ptxas) outlives its request.",
         "",
         "## Per-specialization cost against the in-process floor",
         "",
