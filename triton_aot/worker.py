@@ -9,7 +9,9 @@ that compiled in-process grew without bound. Exiting the worker past a memory li
 work either (Bazel 7.7.1 sends the next request to the exited worker). So the worker process
 (the parent) imports Triton and runs one warm-up compile, once; every request then runs in a
 child forked from that warm parent, which compiles, sends back its exit code and output, and
-exits: whatever the compile leaked leaves with it, and the parent never compiles again.
+exits: whatever the compile leaked leaves with it, and the parent never compiles again. Each
+child is forked right after the previous answer and waits for its request, so the fork is not
+on the request's clock (bench/results/worker.md measures both figures).
 
 - Requests are parsed as a stream of JSON objects, with or without newlines between them
   (older Bazel versions write no separator).
@@ -413,7 +415,8 @@ def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
     """The worker loop; returns when stdin is closed.
 
     `warm_up` runs once in this process before the first request (its output is discarded
-    unless it fails: raises, or returns a non-zero exit code); requests then run in forked children where the platform allows it.
+    unless it fails: raises, or returns a non-zero exit code); requests then run in forked
+    children where the platform allows it.
     """
     protocol = os.fdopen(os.dup(stdout_fd), "w", encoding="utf-8")
     sys.stdout.flush()
