@@ -7,11 +7,12 @@ Why a zygote: Triton's native code keeps memory after every compile (about 0.8 M
 under Python 3.14, see bench/results/worker.md) and nothing in Python gives it back, so a worker
 that compiled in-process grew without bound. Exiting the worker past a memory limit does not
 work either (Bazel 7.7.1 sends the next request to the exited worker). So the worker process
-(the parent) imports Triton and runs one warm-up compile, once; every request then runs in a
-child forked from that warm parent, which compiles, sends back its exit code and output, and
-exits: whatever the compile leaked leaves with it, and the parent never compiles again. Each
-child is forked right after the previous answer and waits for its request, so the fork is not
-on the request's clock (bench/results/worker.md measures both figures).
+(the parent) imports Triton and runs one warm-up compile, once, and never compiles again;
+requests run in a child forked from that warm parent. The child serves requests until it has
+grown by CHILD_GROWTH_LIMIT_MIB, then exits, taking what Triton leaked with it, and a fresh
+child forked from the parent takes over (forked as soon as the old one retires, not when the
+next request arrives). The worker's memory is bounded by the parent's (flat) plus one child's
+limit, and the fork's cost is shared by the requests one child serves.
 
 - Requests are parsed as a stream of JSON objects, with or without newlines between them
   (older Bazel versions write no separator).
@@ -24,8 +25,8 @@ on the request's clock (bench/results/worker.md measures both figures).
   sends them only to workers that declare `supports-worker-cancellation`, which this one does
   not; without it Bazel stops a compile by stopping the worker, which is handled below.
 - No process is left behind when a compile is stopped half-way:
-  * each child runs in its own process group, which the parent kills (SIGKILL) once the child
-    has answered, so a stray grandchild cannot outlive its request;
+  * each child runs in its own process group, which the parent kills (SIGKILL) when the child
+    retires or dies, so no stray grandchild outlives its child;
   * SIGTERM/SIGINT/SIGHUP of the worker kill the running child's process group, then the worker;
   * SIGKILL of the worker cannot be caught, so every process in the tree is made to die with its
     parent: the child and every program spawned through `subprocess` (ptxas, cuobjdump) get
@@ -33,6 +34,8 @@ on the request's clock (bench/results/worker.md measures both figures).
     survives exec.
 - Where fork() or prctl() are missing (not Linux), or with RULES_TRITON_WORKER_IN_PROCESS=1 (the
   benchmark's baseline), requests run in the worker process itself, as before.
+  RULES_TRITON_WORKER_CHILD_GROWTH_MIB overrides the limit (tests, benchmarks; 0: one child per
+  request).
 """
 
 from __future__ import annotations
@@ -238,35 +241,52 @@ def _read_message(fd: int) -> Optional[bytes]:
     return payload if len(payload) == size else None
 
 
-class _Zygote:
-    """Runs each request in a child forked from this (warm) process.
+def _rss_kib() -> int:
+    with open("/proc/self/statm", "rb") as f:
+        return int(f.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
 
-    The child for the next request is forked ahead of it, right after the previous answer, and
-    waits for its arguments on a pipe: the fork and the child's set-up happen while Bazel is
-    busy elsewhere, not on the request's clock.
+
+# How much a compiling child may grow (MiB of resident memory, measured after each request from
+# its first answer on) before it is retired and a fresh child takes over. Triton's native leak
+# is about 0.8 MiB a compile under Python 3.14, so one child serves about 80 compiles: fork and
+# teardown (about 25 ms of CPU each) cost well under 1% of a compile, against 6-7% with one
+# child per request. 0: a fresh child for every request.
+CHILD_GROWTH_LIMIT_MIB = 64
+
+
+class _Zygote:
+    """Runs requests in children forked from this (warm) process.
+
+    A child serves requests one after the other until its memory has grown past
+    CHILD_GROWTH_LIMIT_MIB; then it is retired (it exits, and its whole process group is killed)
+    and the next request goes to a fresh child, forked ahead of time right after the retirement,
+    off any request's clock. The parent never compiles after its warm-up, so it never grows.
     """
 
-    def __init__(self, handle: Handler, close_in_child: Sequence[int]):
+    def __init__(self, handle: Handler, close_in_child: Sequence[int], growth_limit_mib: int):
         self.handle = handle
         self.close_in_child = list(close_in_child)
-        self.spare = None  # (pid, request fd, result fd) of the child forked ahead, if any
-        self.child = 0  # the running child's pid (= its process group), 0 when none
-        self.unreaped = 0  # a child that answered and was killed, not waited for yet
+        self.growth_limit_kib = growth_limit_mib * 1024
+        self.active = None  # (pid, request fd, result fd) of the child that takes the next request
+        self.first_rss_kib = 0  # the active child's resident memory after its first request
+        self.busy = 0  # the pid of a child running a request, 0 when none
+        self.unreaped = []  # retired children, not waited for yet
 
     def install_signal_handlers(self) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, self._on_signal)
 
     def _on_signal(self, signum, frame):
-        for pid in (self.child, self.spare[0] if self.spare else 0):
-            if pid:
-                _kill_group(pid)
+        if self.active:
+            _kill_group(self.active[0])
         os._exit(128 + signum)
 
     def _fork(self) -> tuple:
         parent = os.getpid()
         request_read, request_write = os.pipe()
         result_read, result_write = os.pipe()
+        sys.stdout.flush()  # nothing buffered here may be written again by the child
+        sys.stderr.flush()
         pid = os.fork()
         if pid == 0:  # ------------------------------------------------------------ the child
             status = 1
@@ -282,15 +302,17 @@ class _Zygote:
                 null = os.open(os.devnull, os.O_RDONLY)
                 os.dup2(null, 0)  # the protocol's stdin belongs to the parent
                 os.close(null)
-                gc.disable()  # a short life: collecting would only copy the parent's pages
-                request = _read_message(request_read)
-                if request is None:  # the worker is shutting down
-                    status = 0
-                else:
+                # Collections would write to pages shared with the parent; requests create
+                # little cyclic garbage, and the child's life is bounded by its memory anyway.
+                gc.disable()
+                while True:
+                    request = _read_message(request_read)
+                    if request is None:  # retired, or the worker is shutting down
+                        break
                     arguments, sandbox_dir = json.loads(request)
                     code, output = run_captured(self.handle, arguments, sandbox_dir)
-                    _write_message(result_write, json.dumps([code, output]).encode())
-                    status = 0
+                    _write_message(result_write, json.dumps([code, output, _rss_kib()]).encode())
+                status = 0
             finally:
                 os._exit(status)  # no atexit handlers, no flushing of the parent's buffers
         # ------------------------------------------------------------------------ the parent
@@ -303,55 +325,58 @@ class _Zygote:
         return pid, request_write, result_read
 
     def prepare(self) -> None:
-        """Forks the next request's child now (between requests)."""
-        if self.spare is None:
-            self.spare = self._fork()
+        """Forks the child for the next request, if there is none (between requests)."""
+        if self.active is None:
+            self.active = self._fork()
+            self.first_rss_kib = 0
+
+    def retire(self) -> None:
+        """The active child exits (its request pipe closes) and nothing of its group survives."""
+        if self.active is not None:
+            pid, request_write, result_read = self.active
+            self.active = None
+            os.close(request_write)
+            os.close(result_read)
+            _kill_group(pid)
+            self.unreaped.append(pid)
 
     def run(self, arguments: Sequence[str], sandbox_dir: str | None) -> tuple:
         self.prepare()
-        pid, request_write, result_read = self.spare
-        self.spare = None
-        self.child = pid
+        pid, request_write, result_read = self.active
+        self.busy = pid
         try:
-            try:
-                _write_message(request_write, json.dumps([list(arguments), sandbox_dir]).encode())
-            except BrokenPipeError:
-                pass  # the child died before its request: reported below
-            finally:
-                os.close(request_write)
+            _write_message(request_write, json.dumps([list(arguments), sandbox_dir]).encode())
             payload = _read_message(result_read)
+        except BrokenPipeError:
+            payload = None  # the child died before reading its request
         finally:
-            os.close(result_read)
-            # The answer is complete (or the child died): nothing in its group may run on.
-            _kill_group(pid)
-            self.unreaped = pid
+            self.busy = 0
         try:
-            code, output = json.loads(payload)
-            return int(code), str(output)
+            code, output, rss_kib = json.loads(payload)
         except (TypeError, ValueError):
-            status = self.reap()
+            self.retire()
+            _, status = os.waitpid(self.unreaped.pop(), 0)
             return 1, ("error: internal error in triton_aot worker: the compile process "
                        f"ended without an answer ({_describe_status(status)})\n")
+        if not self.first_rss_kib:
+            self.first_rss_kib = rss_kib
+        if rss_kib - self.first_rss_kib >= self.growth_limit_kib:
+            self.retire()
+        return int(code), str(output)
 
-    def reap(self) -> int:
-        """Waits for the last child (called after its response is sent: tearing down a
-        process's memory takes milliseconds that Bazel need not wait for)."""
-        status = 0
-        if self.unreaped:
-            _, status = os.waitpid(self.unreaped, 0)
-            self.unreaped = 0
-            self.child = 0
-        return status
+    def reap(self, block: bool = False) -> None:
+        """Collects retired children that have exited. Not blocking by default: the kernel tears
+        down an exited child's memory (tens of milliseconds) while this process already serves
+        the next request; until then the child is a zombie."""
+        for pid in list(self.unreaped):
+            done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
+            if done:
+                self.unreaped.remove(pid)
 
     def close(self) -> None:
-        """Lets the waiting child go (it exits on the closed pipe) and waits for it."""
-        self.reap()
-        if self.spare is not None:
-            pid, request_write, result_read = self.spare
-            self.spare = None
-            os.close(request_write)
-            os.close(result_read)
-            os.waitpid(pid, 0)
+        """Retires the active child and waits for every child."""
+        self.retire()
+        self.reap(block=True)
 
 
 def _describe_status(status: int) -> str:
@@ -424,7 +449,9 @@ def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
     zygote = None
     if _can_fork():
         _install_subprocess_death_signal()
-        zygote = _Zygote(handle, close_in_child=[protocol.fileno()])
+        limit = os.environ.get("RULES_TRITON_WORKER_CHILD_GROWTH_MIB", "")
+        zygote = _Zygote(handle, close_in_child=[protocol.fileno()],
+                         growth_limit_mib=int(limit) if limit.isdigit() else CHILD_GROWTH_LIMIT_MIB)
         zygote.install_signal_handlers()
     if warm_up is not None:
         code, output = run_captured(lambda _: warm_up() or 0, [], None)

@@ -1,8 +1,8 @@
-"""The worker compiles each request in a disposable child, and leaves no process behind.
+"""The worker compiles in disposable children of a warm parent, and leaves no process behind.
 
-- Requests run in children forked from the warm worker (each forked ahead of its request): what a request leaves in memory (here:
-  a module-level list a handler appends to; in production: Triton's native leak) is gone for
-  the next request, and the worker process itself never grows.
+- Requests run in children forked from the warm worker; a child retires once it has grown past
+  a limit, and what its requests left in memory (here: a module-level list a handler appends to;
+  in production: Triton's native leak) goes with it. The worker process itself never grows.
 - A compile stopped half-way, while ptxas runs (a fake ptxas that hangs for one kernel and is
   the real one otherwise), leaves no process behind: not when the worker gets SIGTERM (Bazel
   stopping it), not when it gets SIGKILL (nothing can be caught), and not when only the
@@ -101,35 +101,57 @@ HANDLER = textwrap.dedent("""
     import os, sys
     from triton_aot import worker
 
-    kept = []  # what a request leaves behind in its process
+    kept = []  # what a request leaves behind in its process, like Triton's native leak
 
     def handle(args):
-        kept.append(bytearray(8 << 20))
+        kept.append(b"x" * (8 << 20))  # 8 MiB, written: resident
         print(f"pid={os.getpid()} kept={len(kept)}", file=sys.stderr)
         return int(args[0])
 
     def warm_up():
-        kept.append("warm")  # done once, in the worker process: every child inherits it
+        kept.append(b"warm")  # done once, in the worker process: every child inherits it
 
     sys.exit(worker.serve(handle, warm_up=warm_up))
 """)
 
 
-def test_each_request_runs_in_a_fresh_child_of_the_warm_worker(tmp_path):
-    w = Worker([sys.executable, "-c", HANDLER], marked_env(uuid.uuid4().hex))
-    pids = set()
-    for i in range(5):
+def serve_requests(limit_mib, count):
+    """(worker pid, [(child pid, kept) per request]) from the HANDLER worker."""
+    env = marked_env(uuid.uuid4().hex)
+    env["RULES_TRITON_WORKER_CHILD_GROWTH_MIB"] = str(limit_mib)
+    w = Worker([sys.executable, "-c", HANDLER], env)
+    seen = []
+    for i in range(count):
         w.send([str(i % 3)], i)
         r = w.response()
         assert r["requestId"] == i and r["exitCode"] == i % 3, r
         pid, kept = r["output"].split()
-        # the warm-up's entry plus this request's only: nothing from earlier requests
-        assert kept == "kept=2", r["output"]
-        pids.add(int(pid[len("pid="):]))
-    assert w.proc.pid not in pids and len(pids) == 5
+        seen.append((int(pid[len("pid="):]), int(kept[len("kept="):])))
     w.proc.stdin.close()
     assert w.proc.wait(timeout=30) == 0
     assert w.proc.stdout.read() == b""
+    return w.proc.pid, seen
+
+
+def test_children_retire_past_the_growth_limit_and_take_their_leaks_along():
+    worker_pid, seen = serve_requests(limit_mib=20, count=8)
+    assert worker_pid not in {pid for pid, _ in seen}
+    children = []
+    for pid, kept in seen:
+        if not children or children[-1][0] != pid:
+            children.append((pid, []))
+        children[-1][1].append(kept)
+    # each child starts from the warm parent's state (the warm-up's entry, then its first
+    # request's) and keeps what its own requests leave, until it has grown by >= 20 MiB: three
+    # more requests of 8 MiB, so it serves four
+    assert [kept for _, kept in children] == [[2, 3, 4, 5], [2, 3, 4, 5]], seen
+    assert len({pid for pid, _ in children}) == 2
+
+
+def test_growth_limit_zero_is_a_fresh_child_per_request():
+    worker_pid, seen = serve_requests(limit_mib=0, count=4)
+    assert [kept for _, kept in seen] == [2, 2, 2, 2], seen
+    assert len({pid for pid, _ in seen} | {worker_pid}) == 5
 
 
 def test_in_process_fallback_keeps_state(tmp_path):
@@ -229,7 +251,7 @@ def test_killing_the_compiling_child_fails_only_that_request(hanging_compile, tm
     r = w.response()
     assert r["requestId"] == 1 and r["exitCode"] == 1
     assert "the compile process ended without an answer (killed by SIGKILL)" in r["output"], r
-    # ptxas died with its parent; only the worker is left, and the child it forks ahead for the
+    # ptxas died with its parent; only the worker is left, and the fresh child it forked for the
     # next request (a python3 waiting for its arguments)
     def only_worker_and_spare():
         left = processes_with(marker)
