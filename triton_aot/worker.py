@@ -7,9 +7,12 @@ Why a zygote: Triton's native code keeps memory after every compile (about 0.8 M
 under Python 3.14, see bench/results/worker.md) and nothing in Python gives it back, so a worker
 that compiled in-process grew without bound. Exiting the worker past a memory limit does not
 work either (Bazel 7.7.1 sends the next request to the exited worker). So the worker process
-(the parent) imports Triton and runs one warm-up compile, once; every request then runs in a
-child forked from that warm parent, which compiles, sends back its exit code and output, and
-exits: whatever the compile leaked leaves with it, and the parent never compiles again.
+(the parent) imports Triton and runs one warm-up compile, once, and never compiles again;
+requests run in a child forked from that warm parent. The child serves requests until it has
+grown by CHILD_GROWTH_LIMIT_MIB, then exits, taking what Triton leaked with it, and a fresh
+child forked from the parent takes over (forked as soon as the old one retires, not when the
+next request arrives). The worker's memory is bounded by the parent's (flat) plus one child's
+limit, and the fork's cost is shared by the requests one child serves.
 
 - Requests are parsed as a stream of JSON objects, with or without newlines between them
   (older Bazel versions write no separator).
@@ -22,8 +25,8 @@ exits: whatever the compile leaked leaves with it, and the parent never compiles
   sends them only to workers that declare `supports-worker-cancellation`, which this one does
   not; without it Bazel stops a compile by stopping the worker, which is handled below.
 - No process is left behind when a compile is stopped half-way:
-  * each child runs in its own process group, which the parent kills (SIGKILL) once the child
-    has answered, so a stray grandchild cannot outlive its request;
+  * each child runs in its own process group, which the parent kills (SIGKILL) when the child
+    retires or dies, so no stray grandchild outlives its child;
   * SIGTERM/SIGINT/SIGHUP of the worker kill the running child's process group, then the worker;
   * SIGKILL of the worker cannot be caught, so every process in the tree is made to die with its
     parent: the child and every program spawned through `subprocess` (ptxas, cuobjdump) get
@@ -31,6 +34,8 @@ exits: whatever the compile leaked leaves with it, and the parent never compiles
     survives exec.
 - Where fork() or prctl() are missing (not Linux), or with RULES_TRITON_WORKER_IN_PROCESS=1 (the
   benchmark's baseline), requests run in the worker process itself, as before.
+  RULES_TRITON_WORKER_CHILD_GROWTH_MIB overrides the limit (tests, benchmarks; 0: one child per
+  request).
 """
 
 from __future__ import annotations
@@ -220,32 +225,74 @@ def _read_exactly(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
-class _Zygote:
-    """Runs each request in a child forked from this (warm) process."""
+def _write_message(fd: int, payload: bytes) -> None:
+    view = memoryview(struct.pack("<Q", len(payload)) + payload)
+    while view:
+        view = view[os.write(fd, view):]
 
-    def __init__(self, handle: Handler, close_in_child: Sequence[int]):
+
+def _read_message(fd: int) -> Optional[bytes]:
+    """A length-prefixed message, or None when the other end closed first."""
+    header = _read_exactly(fd, 8)
+    if len(header) != 8:
+        return None
+    size = struct.unpack("<Q", header)[0]
+    payload = _read_exactly(fd, size)
+    return payload if len(payload) == size else None
+
+
+def _rss_kib() -> int:
+    with open("/proc/self/statm", "rb") as f:
+        return int(f.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+
+
+# How much a compiling child may grow (MiB of resident memory, measured after each request from
+# its first answer on) before it is retired and a fresh child takes over. Triton's native leak
+# is about 0.8 MiB a compile under Python 3.14, so one child serves about 80 compiles: fork and
+# teardown (about 25 ms of CPU each) cost well under 1% of a compile, against 6-7% with one
+# child per request. 0: a fresh child for every request.
+CHILD_GROWTH_LIMIT_MIB = 64
+
+
+class _Zygote:
+    """Runs requests in children forked from this (warm) process.
+
+    A child serves requests one after the other until its memory has grown past
+    CHILD_GROWTH_LIMIT_MIB; then it is retired (it exits, and its whole process group is killed)
+    and the next request goes to a fresh child, forked ahead of time right after the retirement,
+    off any request's clock. The parent never compiles after its warm-up, so it never grows.
+    """
+
+    def __init__(self, handle: Handler, close_in_child: Sequence[int], growth_limit_mib: int):
         self.handle = handle
         self.close_in_child = list(close_in_child)
-        self.child = 0  # the running child's pid (= its process group), 0 when none
-        self.unreaped = 0  # a child that answered and was killed, not waited for yet
+        self.growth_limit_kib = growth_limit_mib * 1024
+        self.active = None  # (pid, request fd, result fd) of the child that takes the next request
+        self.first_rss_kib = 0  # the active child's resident memory after its first request
+        self.busy = 0  # the pid of a child running a request, 0 when none
+        self.unreaped = []  # retired children, not waited for yet
 
     def install_signal_handlers(self) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, self._on_signal)
 
     def _on_signal(self, signum, frame):
-        if self.child:
-            _kill_group(self.child)
+        if self.active:
+            _kill_group(self.active[0])
         os._exit(128 + signum)
 
-    def run(self, arguments: Sequence[str], sandbox_dir: str | None) -> tuple:
+    def _fork(self) -> tuple:
         parent = os.getpid()
-        read_end, write_end = os.pipe()
+        request_read, request_write = os.pipe()
+        result_read, result_write = os.pipe()
+        sys.stdout.flush()  # nothing buffered here may be written again by the child
+        sys.stderr.flush()
         pid = os.fork()
         if pid == 0:  # ------------------------------------------------------------ the child
             status = 1
             try:
-                os.close(read_end)
+                os.close(request_write)
+                os.close(result_read)
                 os.setpgid(0, 0)
                 _set_parent_death_signal(parent)
                 for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -255,49 +302,81 @@ class _Zygote:
                 null = os.open(os.devnull, os.O_RDONLY)
                 os.dup2(null, 0)  # the protocol's stdin belongs to the parent
                 os.close(null)
-                gc.disable()  # a short life: collecting would only copy the parent's pages
-                code, output = run_captured(self.handle, arguments, sandbox_dir)
-                payload = json.dumps([code, output]).encode()
-                os.write(write_end, struct.pack("<Q", len(payload)))
-                view = memoryview(payload)
-                while view:
-                    view = view[os.write(write_end, view):]
+                # Collections would write to pages shared with the parent; requests create
+                # little cyclic garbage, and the child's life is bounded by its memory anyway.
+                gc.disable()
+                while True:
+                    request = _read_message(request_read)
+                    if request is None:  # retired, or the worker is shutting down
+                        break
+                    arguments, sandbox_dir = json.loads(request)
+                    code, output = run_captured(self.handle, arguments, sandbox_dir)
+                    _write_message(result_write, json.dumps([code, output, _rss_kib()]).encode())
                 status = 0
             finally:
                 os._exit(status)  # no atexit handlers, no flushing of the parent's buffers
         # ------------------------------------------------------------------------ the parent
-        os.close(write_end)
+        os.close(request_read)
+        os.close(result_write)
         try:
             os.setpgid(pid, pid)  # also set here, so a kill right after fork finds the group
         except OSError:
             pass
-        self.child = pid
-        try:
-            header = _read_exactly(read_end, 8)
-            size = struct.unpack("<Q", header)[0] if len(header) == 8 else 0
-            payload = _read_exactly(read_end, size) if size else b""
-        finally:
-            os.close(read_end)
-            # The answer is complete (or the child died): nothing in its group may run on.
+        return pid, request_write, result_read
+
+    def prepare(self) -> None:
+        """Forks the child for the next request, if there is none (between requests)."""
+        if self.active is None:
+            self.active = self._fork()
+            self.first_rss_kib = 0
+
+    def retire(self) -> None:
+        """The active child exits (its request pipe closes) and nothing of its group survives."""
+        if self.active is not None:
+            pid, request_write, result_read = self.active
+            self.active = None
+            os.close(request_write)
+            os.close(result_read)
             _kill_group(pid)
-            self.unreaped = pid
+            self.unreaped.append(pid)
+
+    def run(self, arguments: Sequence[str], sandbox_dir: str | None) -> tuple:
+        self.prepare()
+        pid, request_write, result_read = self.active
+        self.busy = pid
         try:
-            code, output = json.loads(payload)
-            return int(code), str(output)
-        except ValueError:
-            status = self.reap()
+            _write_message(request_write, json.dumps([list(arguments), sandbox_dir]).encode())
+            payload = _read_message(result_read)
+        except BrokenPipeError:
+            payload = None  # the child died before reading its request
+        finally:
+            self.busy = 0
+        try:
+            code, output, rss_kib = json.loads(payload)
+        except (TypeError, ValueError):
+            self.retire()
+            _, status = os.waitpid(self.unreaped.pop(), 0)
             return 1, ("error: internal error in triton_aot worker: the compile process "
                        f"ended without an answer ({_describe_status(status)})\n")
+        if not self.first_rss_kib:
+            self.first_rss_kib = rss_kib
+        if rss_kib - self.first_rss_kib >= self.growth_limit_kib:
+            self.retire()
+        return int(code), str(output)
 
-    def reap(self) -> int:
-        """Waits for the last child (called after its response is sent: tearing down a
-        process's memory takes milliseconds that Bazel need not wait for)."""
-        status = 0
-        if self.unreaped:
-            _, status = os.waitpid(self.unreaped, 0)
-            self.unreaped = 0
-            self.child = 0
-        return status
+    def reap(self, block: bool = False) -> None:
+        """Collects retired children that have exited. Not blocking by default: the kernel tears
+        down an exited child's memory (tens of milliseconds) while this process already serves
+        the next request; until then the child is a zombie."""
+        for pid in list(self.unreaped):
+            done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
+            if done:
+                self.unreaped.remove(pid)
+
+    def close(self) -> None:
+        """Retires the active child and waits for every child."""
+        self.retire()
+        self.reap(block=True)
 
 
 def _describe_status(status: int) -> str:
@@ -361,7 +440,8 @@ def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
     """The worker loop; returns when stdin is closed.
 
     `warm_up` runs once in this process before the first request (its output is discarded
-    unless it fails: raises, or returns a non-zero exit code); requests then run in forked children where the platform allows it.
+    unless it fails: raises, or returns a non-zero exit code); requests then run in forked
+    children where the platform allows it.
     """
     protocol = os.fdopen(os.dup(stdout_fd), "w", encoding="utf-8")
     sys.stdout.flush()
@@ -369,7 +449,9 @@ def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
     zygote = None
     if _can_fork():
         _install_subprocess_death_signal()
-        zygote = _Zygote(handle, close_in_child=[protocol.fileno()])
+        limit = os.environ.get("RULES_TRITON_WORKER_CHILD_GROWTH_MIB", "")
+        zygote = _Zygote(handle, close_in_child=[protocol.fileno()],
+                         growth_limit_mib=int(limit) if limit.isdigit() else CHILD_GROWTH_LIMIT_MIB)
         zygote.install_signal_handlers()
     if warm_up is not None:
         code, output = run_captured(lambda _: warm_up() or 0, [], None)
@@ -381,6 +463,7 @@ def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
         # collect at all: a collection would write to every page the child shares with us.
         gc.collect()
         gc.freeze()
+        zygote.prepare()
     for request in read_requests(stdin_fd):
         if request.get("cancel"):
             continue
@@ -397,5 +480,8 @@ def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
         protocol.flush()
         if zygote is not None:
             zygote.reap()
+            zygote.prepare()
+    if zygote is not None:
+        zygote.close()
     protocol.close()
     return 0

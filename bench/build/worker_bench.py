@@ -8,10 +8,12 @@ the rootfs, like the build benchmark's floor). It talks to `python -m triton_aot
 
 - memory: --requests compiles of a small kernel (`out = x + C * y`, C and BLOCK varied so every
   request is a different specialization; 2 targets) sent one after the other to one worker;
-  the worker process's resident memory (VmRSS) is read from /proc every 25 requests. Once with
+  the resident memory (VmRSS) of the worker process and of it plus its children is read from
+  /proc every 25 requests. Once with
   the worker as shipped (a zygote: requests compile in forked children) and, for comparison,
   --baseline_requests with RULES_TRITON_WORKER_IN_PROCESS=1 (requests compile in the worker
-  itself, as before). Target: growth over 2,000 compiles <= 100 MiB;
+  itself, as before). Target: growth over 2,000 compiles <= 100 MiB (worker plus children,
+  the largest growth seen);
 - per-specialization cost: the examples' matmul (4 algos x 3 specializations x 2 targets = 24),
   --rounds times, interleaved: triton.compile in this warm process (the floor, fresh Triton
   cache per compile, as bench/build/floor.py), then the same specialization as a request to
@@ -139,17 +141,27 @@ def memory_run(repo: Path, kernel: Path, scratch: Path, requests: int, in_proces
     try:
         for i in range(requests):
             times.append(w.request(tiny_request(kernel, scratch, i)))
-            if i == 0 or (i + 1) % 25 == 0:
-                samples.append((i + 1, rss_kib(w.proc.pid)))
+            if i == 0 or (i + 1) % 25 == 0 or i + 1 == requests:
+                tree = [w.proc.pid] + descendants(w.proc.pid)
+                total = 0
+                for pid in tree:
+                    try:
+                        total += rss_kib(pid)
+                    except (OSError, RuntimeError):
+                        pass  # a retired child that just exited
+                samples.append((i + 1, rss_kib(w.proc.pid), total, len(tree) - 1))
         left = descendants(w.proc.pid)
     finally:
         w.close()
-    first, last = samples[0][1], samples[-1][1]
+    first, last = samples[0], samples[-1]
     half = [s for s in samples if s[0] > requests // 2]
     slope = ((half[-1][1] - half[0][1]) / (half[-1][0] - half[0][0])) if len(half) > 1 else 0.0
     return {"mode": "in-process (before)" if in_process else "zygote", "requests": requests,
-            "rss_after_first_kib": first, "rss_after_last_kib": last,
-            "growth_mib": (last - first) / 1024, "growth_per_request_kib_second_half": slope,
+            "rss_after_first_kib": first[1], "rss_after_last_kib": last[1],
+            "growth_mib": (last[1] - first[1]) / 1024, "growth_per_request_kib_second_half": slope,
+            "tree_rss_after_first_kib": first[2],
+            "tree_growth_max_mib": (max(s[2] for s in samples) - first[2]) / 1024,
+            "tree_growth_last_mib": (last[2] - first[2]) / 1024,
             "median_request_s": statistics.median(times), "samples": samples,
             "descendants_between_requests": len(left)}
 
@@ -247,24 +259,29 @@ def markdown(res: dict) -> str:
         "One worker, requests sent one after the other over the JSON worker protocol (as Bazel "
         "does): a small kernel (`out = x + C * y`), a different specialization each time, cuda:80 "
         "and cuda:90. Resident memory (VmRSS) of the worker process, read from /proc every 25 "
-        "requests. Target: growth over 2,000 compiles <= 100 MiB.",
+        "requests, alone and with its children. Target: the largest growth over 2,000 compiles <= 100 MiB.",
         "",
-        "| worker | compiles | RSS after the 1st MiB | RSS after the last MiB | growth MiB | growth per compile, 2nd half KiB | median request s | processes left between requests |",
-        "|---|---|---|---|---|---|---|---|",
+        "| worker | compiles | worker process RSS, after the 1st / the last MiB | its growth MiB | worker + children RSS after the 1st MiB | their largest growth MiB | their growth at the end MiB | growth per compile, 2nd half KiB | median request s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in res["memory"]:
-        lines.append(f"| {r['mode']} | {r['requests']} | {r['rss_after_first_kib'] / 1024:.0f} | "
-                     f"{r['rss_after_last_kib'] / 1024:.0f} | **{r['growth_mib']:.1f}** | "
-                     f"{r['growth_per_request_kib_second_half']:.0f} | {r['median_request_s']:.3f} | "
-                     f"{r['descendants_between_requests']} |")
-    met = "met" if z["growth_mib"] <= 100 and z["requests"] >= 2000 else "NOT met"
+        lines.append(f"| {r['mode']} | {r['requests']} | {r['rss_after_first_kib'] / 1024:.0f} / "
+                     f"{r['rss_after_last_kib'] / 1024:.0f} | {r['growth_mib']:.1f} | "
+                     f"{r['tree_rss_after_first_kib'] / 1024:.0f} | **{r['tree_growth_max_mib']:.1f}** | "
+                     f"{r['tree_growth_last_mib']:.1f} | "
+                     f"{r['growth_per_request_kib_second_half']:.0f} | {r['median_request_s']:.3f} |")
+    met = "met" if z["tree_growth_max_mib"] <= 100 and z["requests"] >= 2000 else "NOT met"
     lines += [
         "",
-        f"Target {met}: the zygote grew {z['growth_mib']:.1f} MiB over {z['requests']} compiles. "
-        "`zygote`: the worker as shipped, each request compiles in a child forked from the warm "
-        "worker process, which exits after answering. `in-process (before)`: "
+        f"Target {met}: over {z['requests']} compiles the zygote's worker process grew "
+        f"{z['growth_mib']:.1f} MiB, and the worker with its compiling child at most "
+        f"{z['tree_growth_max_mib']:.1f} MiB. `zygote`: the worker as shipped: it never compiles "
+        "after its warm-up; requests compile in a child forked from it, which retires (exits) once "
+        "it has grown by 64 MiB, a fresh child taking over. `in-process (before)`: "
         "RULES_TRITON_WORKER_IN_PROCESS=1, every request compiles in the worker process itself, "
-        "as the worker did before (fewer requests: its growth per compile is steady).",
+        "as the worker did before (fewer requests: its growth per compile is steady). RSS of the "
+        "children counts the pages they share with the worker once more, so the sum overstates "
+        "the memory in use.",
         "",
         "## Per-specialization cost against the in-process floor",
         "",

@@ -1,8 +1,8 @@
-"""The worker compiles each request in a disposable child, and leaves no process behind.
+"""The worker compiles in disposable children of a warm parent, and leaves no process behind.
 
-- Requests run in children forked from the warm worker: what a request leaves in memory (here:
-  a module-level list a handler appends to; in production: Triton's native leak) is gone for
-  the next request, and the worker process itself never grows.
+- Requests run in children forked from the warm worker; a child retires once it has grown past
+  a limit, and what its requests left in memory (here: a module-level list a handler appends to;
+  in production: Triton's native leak) goes with it. The worker process itself never grows.
 - A compile stopped half-way, while ptxas runs (a fake ptxas that hangs for one kernel and is
   the real one otherwise), leaves no process behind: not when the worker gets SIGTERM (Bazel
   stopping it), not when it gets SIGKILL (nothing can be caught), and not when only the
@@ -60,6 +60,13 @@ def processes_with(marker):
     return found
 
 
+def parent_of(pid):
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return 0
+
+
 def wait_until(predicate, timeout, what):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -94,35 +101,57 @@ HANDLER = textwrap.dedent("""
     import os, sys
     from triton_aot import worker
 
-    kept = []  # what a request leaves behind in its process
+    kept = []  # what a request leaves behind in its process, like Triton's native leak
 
     def handle(args):
-        kept.append(bytearray(8 << 20))
+        kept.append(b"x" * (8 << 20))  # 8 MiB, written: resident
         print(f"pid={os.getpid()} kept={len(kept)}", file=sys.stderr)
         return int(args[0])
 
     def warm_up():
-        kept.append("warm")  # done once, in the worker process: every child inherits it
+        kept.append(b"warm")  # done once, in the worker process: every child inherits it
 
     sys.exit(worker.serve(handle, warm_up=warm_up))
 """)
 
 
-def test_each_request_runs_in_a_fresh_child_of_the_warm_worker(tmp_path):
-    w = Worker([sys.executable, "-c", HANDLER], marked_env(uuid.uuid4().hex))
-    pids = set()
-    for i in range(5):
+def serve_requests(limit_mib, count):
+    """(worker pid, [(child pid, kept) per request]) from the HANDLER worker."""
+    env = marked_env(uuid.uuid4().hex)
+    env["RULES_TRITON_WORKER_CHILD_GROWTH_MIB"] = str(limit_mib)
+    w = Worker([sys.executable, "-c", HANDLER], env)
+    seen = []
+    for i in range(count):
         w.send([str(i % 3)], i)
         r = w.response()
         assert r["requestId"] == i and r["exitCode"] == i % 3, r
         pid, kept = r["output"].split()
-        # the warm-up's entry plus this request's only: nothing from earlier requests
-        assert kept == "kept=2", r["output"]
-        pids.add(int(pid[len("pid="):]))
-    assert w.proc.pid not in pids and len(pids) == 5
+        seen.append((int(pid[len("pid="):]), int(kept[len("kept="):])))
     w.proc.stdin.close()
     assert w.proc.wait(timeout=30) == 0
     assert w.proc.stdout.read() == b""
+    return w.proc.pid, seen
+
+
+def test_children_retire_past_the_growth_limit_and_take_their_leaks_along():
+    worker_pid, seen = serve_requests(limit_mib=20, count=8)
+    assert worker_pid not in {pid for pid, _ in seen}
+    children = []
+    for pid, kept in seen:
+        if not children or children[-1][0] != pid:
+            children.append((pid, []))
+        children[-1][1].append(kept)
+    # each child starts from the warm parent's state (the warm-up's entry, then its first
+    # request's) and keeps what its own requests leave, until it has grown by >= 20 MiB: three
+    # more requests of 8 MiB, so it serves four
+    assert [kept for _, kept in children] == [[2, 3, 4, 5], [2, 3, 4, 5]], seen
+    assert len({pid for pid, _ in children}) == 2
+
+
+def test_growth_limit_zero_is_a_fresh_child_per_request():
+    worker_pid, seen = serve_requests(limit_mib=0, count=4)
+    assert [kept for _, kept in seen] == [2, 2, 2, 2], seen
+    assert len({pid for pid, _ in seen} | {worker_pid}) == 5
 
 
 def test_in_process_fallback_keeps_state(tmp_path):
@@ -216,16 +245,20 @@ def test_stopping_the_worker_mid_compile_leaves_no_process(hanging_compile, sig)
 
 def test_killing_the_compiling_child_fails_only_that_request(hanging_compile, tmp_path):
     w, marker = hanging_compile
-    children = [p for p in processes_with(marker) if p != w.proc.pid
-                and Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1] == str(w.proc.pid)]
-    assert len(children) == 1, children
+    children = [p for p in processes_with(marker) if p != w.proc.pid and parent_of(p) == w.proc.pid]
+    assert len(children) == 1, children  # the compiling child (its ptxas is the child's child)
     os.kill(children[0], signal.SIGKILL)
     r = w.response()
     assert r["requestId"] == 1 and r["exitCode"] == 1
     assert "the compile process ended without an answer (killed by SIGKILL)" in r["output"], r
-    # ptxas died with its parent; only the worker is left
-    wait_until(lambda: set(processes_with(marker)) == {w.proc.pid}, 15,
-               f"ptxas to exit, left: {processes_with(marker)}")
+    # ptxas died with its parent; only the worker is left, and the fresh child it forked for the
+    # next request (a python3 waiting for its arguments)
+    def only_worker_and_spare():
+        left = processes_with(marker)
+        others = set(left) - {w.proc.pid}
+        return (w.proc.pid in left and len(others) <= 1
+                and all(parent_of(p) == w.proc.pid and "python3" in left[p] for p in others))
+    wait_until(only_worker_and_spare, 15, f"ptxas to exit, left: {processes_with(marker)}")
     # and the worker still compiles (a kernel the fake ptxas passes to the real one)
     out = tmp_path / "next"
     w.send([f"--kernel_path={KERNELS / 'scale.py'}", "--kernel_name=scale_kernel",
