@@ -16,12 +16,14 @@ Never touches triton.runtime.driver: the target is explicit (GPUTarget), not que
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import os
 import re
 import shutil
 import tempfile
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -193,6 +195,35 @@ def check_triton_version(version: str) -> None:
                         f"{lo[0]}.{lo[1]} to {hi[0]}.{hi[1]} (tools/locks/ has one lock file each)")
 
 
+class _AstWithNum(types.ModuleType):
+    """The `ast` module as triton 3.5's code generator expects it on Python >= 3.14: with
+    `ast.Num` (removed in 3.14), which it builds for the implicit start and step of
+    `range(n)` / `range(a, b)` loops. Everything else is the real `ast`."""
+
+    def __init__(self) -> None:
+        super().__init__("ast")
+        self.Num = lambda n, **kw: ast.Constant(value=n, **kw)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(ast, name)
+
+
+@contextlib.contextmanager
+def _ast_num_for_code_generator() -> Iterator[None]:
+    """triton 3.5 on Python >= 3.14: its code generator alone sees an `ast` with `Num`
+    (3.6 and newer build ast.Constant); the real `ast` module is never changed."""
+    from triton.compiler import code_generator
+    their_ast = getattr(code_generator, "ast", None)
+    if their_ast is not ast or hasattr(ast, "Num"):
+        yield
+        return
+    code_generator.ast = _AstWithNum()
+    try:
+        yield
+    finally:
+        code_generator.ast = their_ast
+
+
 def compile_kernel(kernel: LoadedKernel, sig: BoundSignature, target: Target,
                    opts: CompileOptions, want_sass: bool = False) -> CompiledVariant:
     """Must run inside hermetic_env() (and inside load_kernel())."""
@@ -234,7 +265,7 @@ def compile_kernel(kernel: LoadedKernel, sig: BoundSignature, target: Target,
     # triton prints PTX and ptxas logs to stdout on failure; stdout may be the worker's
     # protocol channel, so keep it clean (the exception carries the log)
     try:
-        with contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stdout(io.StringIO()), _ast_num_for_code_generator():
             compiled = triton.compile(src, target=gpu_target, options=options.__dict__)
     except Exception as e:
         raise UserError(_describe_failure(e, kernel, target, sig)) from e

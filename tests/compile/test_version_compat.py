@@ -1,0 +1,43 @@
+"""Version differences triton_adapter handles that only some (triton, Python) pairs hit; the
+version matrix (//tests/versions, tools/version_matrix) runs this file under each triton."""
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import triton_aot
+from triton_aot import triton_adapter
+
+KERNELS = Path(__file__).resolve().parent / "kernels"
+REPO = Path(triton_aot.__file__).resolve().parent.parent
+
+
+def test_range_loops_with_implicit_start_and_step(tmp_path):
+    """triton 3.5's code generator builds ast.Num for range(n) / range(a, b); Python 3.14 has
+    no ast.Num. Compiles under every triton, on every Python the matrix runs."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "triton_aot.compile", f"--kernel_path={KERNELS / 'loops.py'}",
+         "--kernel_name=row_sum_kernel", "--signature=*fp32:16, *fp32:16, i32, 128",
+         "--grid=n_cols, 1, 1", "--num_warps=4", "--num_stages=1", "--target=cuda:80",
+         "--symbol=row_sum_sm80", f"--out_json={tmp_path / 'k.json'}",
+         f"--out_ptx={tmp_path / 'k.ptx'}"],
+        capture_output=True, text=True, cwd=tmp_path,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "k.json").read_text())["kernel_name"] == "row_sum_kernel"
+    assert ".entry row_sum_kernel" in (tmp_path / "k.ptx").read_text()
+
+
+def test_ast_num_shim_is_scoped_to_the_code_generator():
+    """The shim gives triton's code generator an ast.Num only while compiling; the real ast
+    module is left as it is."""
+    from triton.compiler import code_generator
+    had_num = hasattr(ast, "Num")
+    with triton_adapter._ast_num_for_code_generator():
+        node = code_generator.ast.Num(1)
+        assert isinstance(node, ast.Constant) and node.value == 1
+        assert code_generator.ast.For is ast.For
+    assert code_generator.ast is ast
+    assert hasattr(ast, "Num") == had_num
