@@ -257,7 +257,7 @@ def test_killing_the_compiling_child_fails_only_that_request(hanging_compile, tm
         left = processes_with(marker)
         others = set(left) - {w.proc.pid}
         return (w.proc.pid in left and len(others) <= 1
-                and all(parent_of(p) == w.proc.pid and "python3" in left[p] for p in others))
+                and all(parent_of(p) == w.proc.pid and sys.executable in left[p] for p in others))
     wait_until(only_worker_and_spare, 15, f"ptxas to exit, left: {processes_with(marker)}")
     # and the worker still compiles (a kernel the fake ptxas passes to the real one)
     out = tmp_path / "next"
