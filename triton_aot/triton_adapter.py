@@ -37,8 +37,42 @@ from triton_aot.variant import Target
 # --------------------------------------------------------------------------- target/options
 
 
-# SMs (>= 7.0) accepted by the ptxas/ptxas-blackwell shipped in the triton 3.6 wheel.
-SUPPORTED_ARCHS = frozenset((70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 120, 121))
+# SMs (>= 7.0) each triton release compiles for: what the ptxas it bundles and picks for that
+# SM assembles (triton uses `ptxas` below sm_100 -- below sm_90 from 3.9 on -- and
+# `ptxas-blackwell` above). tools/version_matrix's targets step checks every entry both ways:
+# each listed SM compiles, each SM left out fails in ptxas or triton (docs/triton_versions.md).
+_PTXAS_12_8 = (70, 72, 75, 80, 86, 87, 89, 90)  # triton's `ptxas` in 3.5-3.8
+_ARCHS_BY_TRITON = {
+    # ptxas 12.8 for everything: no sm_103, sm_121 (CUDA 12.9), no sm_110 (CUDA 13)
+    (3, 5): frozenset(_PTXAS_12_8 + (100, 101, 120)),
+    # ptxas-blackwell 12.9 from sm_100
+    (3, 6): frozenset(_PTXAS_12_8 + (100, 101, 103, 120, 121)),
+    # ptxas-blackwell 13.1 from sm_100: CUDA 13 renamed sm_101 (Thor) to sm_110
+    (3, 7): frozenset(_PTXAS_12_8 + (100, 103, 110, 120, 121)),
+    (3, 8): frozenset(_PTXAS_12_8 + (100, 103, 110, 120, 121)),
+    # ptxas 12.9 below sm_90, ptxas-blackwell 13.4 from sm_90 (which also has sm_107)
+    (3, 9): frozenset((70, 72, 75, 80, 86, 87, 89, 90, 100, 103, 107, 110, 120, 121)),
+}
+# Every SM some supported triton compiles for.
+SUPPORTED_ARCHS = frozenset().union(*_ARCHS_BY_TRITON.values())
+
+
+def installed_triton_version() -> str:
+    """The installed triton's version, without importing it (parse_target runs before)."""
+    from importlib import metadata
+    try:
+        return metadata.version("triton")
+    except metadata.PackageNotFoundError:
+        import triton
+        return triton.__version__
+
+
+def supported_archs(version: str | None = None) -> frozenset:
+    """The SMs this triton version compiles for (all known ones for a version outside the
+    table; check_triton_version refuses those before any compile)."""
+    m = re.match(r"(\d+)\.(\d+)", version or installed_triton_version())
+    key = (int(m.group(1)), int(m.group(2))) if m else None
+    return _ARCHS_BY_TRITON.get(key, SUPPORTED_ARCHS)
 
 _TARGET = re.compile(r"cuda:([0-9]{2,3})(?::(32))?\Z")
 
@@ -58,11 +92,18 @@ def parse_target(text: str) -> Target:
     if arch < 70:
         raise flag_error("target", f"{text!r}: Triton supports compute capability 7.0 and newer",
                          "use e.g. cuda:80")
-    if arch not in SUPPORTED_ARCHS:
-        raise flag_error("target", f"{text!r}: the ptxas of the triton wheel cannot compile for "
-                         f"sm_{arch}", "use one of " +
-                         ", ".join(f"cuda:{a}" for a in sorted(SUPPORTED_ARCHS)))
+    archs = supported_archs()
+    if arch not in archs:
+        raise flag_error("target", f"{text!r}: the ptxas of triton {installed_triton_version()} "
+                         f"cannot compile for sm_{arch}", "use one of " +
+                         ", ".join(f"cuda:{a}" for a in sorted(archs)) +
+                         _other_versions_for(arch))
     return Target("cuda", arch, 32)
+
+
+def _other_versions_for(arch: int) -> str:
+    versions = [f"{k[0]}.{k[1]}" for k, v in sorted(_ARCHS_BY_TRITON.items()) if arch in v]
+    return f" (triton {', '.join(versions)} compiles for sm_{arch})" if versions else ""
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import triton_aot
+from triton_aot.errors import UserError
 from triton_aot import triton_adapter
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
@@ -41,3 +44,30 @@ def test_ast_num_shim_is_scoped_to_the_code_generator():
         assert code_generator.ast.For is ast.For
     assert code_generator.ast is ast
     assert hasattr(ast, "Num") == had_num
+
+
+def test_supported_archs_per_triton_version():
+    """What each release's bundled ptxas compiles for (tools/version_matrix probes the rest)."""
+    archs = triton_adapter.supported_archs
+    assert {103, 121, 110} & archs("3.5.1") == set()
+    assert {101, 103, 121} <= archs("3.6.0") and 110 not in archs("3.6.0")
+    for v in ("3.7.1", "3.8.0", "3.9.0"):
+        assert 101 not in archs(v) and {103, 110, 121} <= archs(v)  # CUDA 13: sm_101 -> sm_110
+    assert 107 in archs("3.9.0") and 107 not in archs("3.8.0")
+    assert all({75, 80, 86, 89, 90, 100, 120} <= archs(v)
+               for v in ("3.5.1", "3.6.0", "3.7.1", "3.8.0", "3.9.0"))
+    assert 88 not in triton_adapter.SUPPORTED_ARCHS
+
+
+def test_refused_target_names_the_version_and_the_ones_that_compile_it(monkeypatch):
+    monkeypatch.setattr(triton_adapter, "installed_triton_version", lambda: "3.5.1")
+    with pytest.raises(UserError) as e:
+        triton_adapter.parse_target("cuda:121")
+    text = str(e.value)
+    assert "the ptxas of triton 3.5.1 cannot compile for sm_121" in text
+    assert "triton 3.6, 3.7, 3.8, 3.9 compiles for sm_121" in text
+    assert triton_adapter.parse_target("cuda:101").arch == 101
+    monkeypatch.setattr(triton_adapter, "installed_triton_version", lambda: "3.9.0")
+    assert triton_adapter.parse_target("cuda:110").arch == 110
+    with pytest.raises(UserError, match="triton 3.5, 3.6 compiles for sm_101"):
+        triton_adapter.parse_target("cuda:101")
