@@ -8,7 +8,7 @@ one C file is then compiled with the C++ toolchain (`compile_c_library`).
 load("@rules_cc//cc:find_cc_toolchain.bzl", "find_cc_toolchain")
 load("@rules_cc//cc/common:cc_common.bzl", "cc_common")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
-load(":toolchain_type.bzl", "TRITON_TOOLCHAIN_TYPE")
+load(":toolchain_type.bzl", "TRITON_EXEC_GROUP")
 
 # IR files every compile action writes, by output group. `sass` comes from a separate action
 # (it runs a disassembler), so it is only built when asked for.
@@ -56,7 +56,7 @@ def run_triton_tool(
 
     Args:
       ctx: the rule context.
-      toolchain: the `TritonToolchainInfo` (see `find_triton_toolchain`).
+      toolchain: the `TritonToolchainInfo` (see `find_triton_exec_toolchain`).
       module: the tool's module in triton_aot (`compile`, `link`, `disasm`).
       args: the tool's flags, from `tool_args`.
       inputs: list or depset of the files the tool reads (besides the toolchain's).
@@ -82,7 +82,9 @@ def run_triton_tool(
         env = env,
         use_default_shell_env = False,
         execution_requirements = execution_requirements or {},
-        toolchain = TRITON_TOOLCHAIN_TYPE,
+        # The rule's `triton` exec group: its execution platform, and the exec_properties a
+        # target gives as "triton.KEY" (toolchain_type.bzl).
+        exec_group = TRITON_EXEC_GROUP,
     )
 
 def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots, variant, worker):

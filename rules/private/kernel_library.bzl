@@ -9,7 +9,7 @@ load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("@rules_python//python:defs.bzl", "PyInfo")
 load(":actions.bzl", "IR_GROUPS", "compile_c_library", "compile_variant", "disassemble", "link_library")
 load(":providers.bzl", "TritonKernelInfo")
-load(":toolchain_type.bzl", "find_triton_toolchain", "use_triton_toolchain")
+load(":toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
 load(":validate.bzl", "check_algos", "check_c_name", "check_specializations", "check_targets", "signature_entries")
 
 def _import_roots(ctx):
@@ -46,7 +46,7 @@ def _targets(ctx):
 
 def _triton_kernel_library_impl(ctx):
     label = ctx.label
-    toolchain = find_triton_toolchain(ctx)
+    toolchain = find_triton_exec_toolchain(ctx)
     c_name = check_c_name(label, "c_name", ctx.attr.c_name or ctx.label.name)
     check_c_name(label, "kernel", ctx.attr.kernel)
     _, algo_constexprs = signature_entries(label, ctx.attr.signature)
@@ -125,6 +125,10 @@ C API (NAME = `c_name`, default the target name), compatible with Triton's link.
 `load_NAME()`, `unload_NAME()`, `NAME_get_num_algos()`, `NAME_get_algo_info(algo_id)`.
 
 Output groups: `ptx`, `ttir`, `ttgir`, `llir`, `cubin`, `sass`, `metadata`, `c_sources`.
+
+The Triton actions run in the exec group `triton` (its own execution platform, resolved with the
+Triton toolchain): `exec_properties = {"triton.KEY": "VALUE"}` reaches only them, and a Triton
+toolchain registered with `exec_compatible_with` routes them to matching execution platforms.
 """,
     attrs = {
         "srcs": attr.label_list(
@@ -187,7 +191,9 @@ generic variant. At run time the most specialised variant whose hints hold is la
         # The C runtime every library's C calls into (compiled once, not per library).
         "_runtime": attr.label(default = Label("//runtime"), providers = [CcInfo]),
     },
-    toolchains = use_triton_toolchain() + use_cc_toolchain(),
+    toolchains = use_cc_toolchain(),
+    # The Triton actions run in the `triton` exec group (exec_properties "triton.KEY").
+    exec_groups = triton_exec_groups(),
     fragments = ["cpp"],
     provides = [CcInfo, TritonKernelInfo],
 )

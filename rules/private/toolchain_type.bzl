@@ -29,3 +29,31 @@ def find_triton_toolchain(ctx):
       The toolchain's `TritonToolchainInfo`.
     """
     return ctx.toolchains[TRITON_TOOLCHAIN_TYPE].triton
+
+# The exec group every Triton action (TritonCompile, TritonLink, TritonSass) runs in. Its own
+# execution platform is resolved with the Triton toolchain alone, so:
+# - a target's `exec_properties = {"triton.KEY": "VALUE"}` reaches exactly these actions (Bazel
+#   applies "<exec group>.KEY" keys to that group), not its C++ compile;
+# - a toolchain registered with `exec_compatible_with` routes them toolchain-wide to the
+#   execution platforms that have those constraints (and so those platforms' exec_properties),
+#   while the library's C compiles keep the C++ toolchain's platform.
+TRITON_EXEC_GROUP = "triton"
+
+def triton_exec_groups():
+    """The `exec_groups` entry for a rule that runs Triton tools.
+
+    Returns:
+      A dict to pass as (or merge into) a rule's `exec_groups`.
+    """
+    return {TRITON_EXEC_GROUP: exec_group(toolchains = use_triton_toolchain())}
+
+def find_triton_exec_toolchain(ctx):
+    """The Triton toolchain of the rule's `triton` exec group (see `triton_exec_groups`).
+
+    Args:
+      ctx: the rule context.
+
+    Returns:
+      The toolchain's `TritonToolchainInfo`.
+    """
+    return ctx.exec_groups[TRITON_EXEC_GROUP].toolchains[TRITON_TOOLCHAIN_TYPE].triton
