@@ -114,16 +114,8 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
     image_text = [c_parts.render_image(t, img, image_users[iid]) for iid, img in images.items()]
     kernel_text = [c_parts.render_kernel(t, kid, v.record, v.cubin, v.ptx, users)
                    for kid, v, users in kernels.values()]
-    launcher_text = []
-    for v in plan.all_variants():
-        launcher_text.append(c_parts.render_launcher(t, v.record, kernel_of[v.record.symbol],
-                                                     STATIC))
-        vargs = v.record.launcher_args
-        vstream = c_parts.stream_name(vargs)
-        launcher_text.append(t.render("variant_entry.c.tmpl",
-                                      symbol=c_syntax.ident(v.record.symbol, "symbol"),
-                                      launcher_params=c_parts.param_list(vargs, vstream),
-                                      call_args=c_parts.call_args(vargs, vstream)))
+    launcher_text = [c_parts.render_launcher(t, v.record, kernel_of[v.record.symbol], STATIC)
+                     for v in plan.all_variants()]
 
     selectors, rows = [], []
     for ai, algo in enumerate(plan.algos):
