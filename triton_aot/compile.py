@@ -150,6 +150,8 @@ def run(args: ToolArgs) -> None:
                                   want_sass="out_sass" in args.outputs)
 
     record = build_record(args, kernel.file_name, target, sig, grid, compiled)
+    if target.is_hip:
+        check_hsaco(record, compiled.cubin)
     files: dict[str, bytes] = {}
     if {"out_c", "out_h"} & set(args.outputs):
         if target.is_hip:
@@ -173,6 +175,22 @@ def run(args: ToolArgs) -> None:
         raise flag_error("out_ttir", "Gluon kernels have no TTIR stage", "drop --out_ttir")
     for flag, path in args.outputs.items():
         write_atomic(path, files[flag])
+
+
+def check_hsaco(record: VariantRecord, image: bytes) -> None:
+    """The hsaco's kernel descriptor agrees with what the launcher passes: the entry point
+    exists and its kernarg segment is exactly the launcher's arguments plus the two scratch
+    pointers (a mismatch would make the GPU read arguments from the wrong offsets)."""
+    from triton_aot import hsaco
+    kds = hsaco.kernel_descriptors(image)
+    kd = kds.get(record.kernel_name)
+    if kd is None:
+        raise UserError(f"internal error: the hsaco has no kernel {record.kernel_name!r} "
+                        f"(it has {sorted(kds)})")
+    want = hsaco.kernarg_bytes([a.type for a in record.launcher_args])
+    if kd.kernarg_size != want:
+        raise UserError(f"internal error: {record.kernel_name} takes {kd.kernarg_size} bytes of "
+                        f"kernel arguments but the launcher passes {want}")
 
 
 def _check_backend_flags(args: ToolArgs, target) -> None:
