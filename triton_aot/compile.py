@@ -191,6 +191,16 @@ def check_hsaco(record: VariantRecord, image: bytes) -> None:
     if kd.kernarg_size != want:
         raise UserError(f"internal error: {record.kernel_name} takes {kd.kernarg_size} bytes of "
                         f"kernel arguments but the launcher passes {want}")
+    # LDS: the launcher asks for `shared` bytes of dynamic LDS (as Triton's HIP launcher does),
+    # on top of the descriptor's static LDS; together they must fit the arch's LDS.
+    limit = hsaco.lds_bytes(str(record.target.arch))
+    total = kd.group_segment_fixed_size + record.shared
+    if total > limit:
+        raise UserError(f"{record.kernel_name} with {record.constexpr_summary()} "
+                        f"num_stages={record.launch.num_stages} needs {total} bytes of LDS "
+                        f"({kd.group_segment_fixed_size} static + {record.shared} dynamic) but "
+                        f"{record.target.arch} has {limit}; use smaller blocks or fewer stages for "
+                        "this target")
 
 
 def _check_backend_flags(args: ToolArgs, target) -> None:

@@ -57,3 +57,13 @@ def kernarg_bytes(types) -> int:
         size = 8 if ty.startswith("*") else _SIZES[ty]
         off = (off + size - 1) // size * size + size
     return off
+
+
+# LDS per workgroup (bytes) by gfx arch, as the AMDGPU backend documents it: 64 KiB on CDNA 1-3
+# and RDNA, 160 KiB on CDNA 4 (gfx950).
+_LDS_BYTES = {"gfx950": 160 * 1024}
+
+
+def lds_bytes(arch: str) -> int:
+    """The LDS a workgroup of `arch` (e.g. "gfx942", "gfx942:sramecc+") can have."""
+    return _LDS_BYTES.get(arch.split(":")[0], 64 * 1024)
