@@ -1,7 +1,7 @@
 /* rules_triton: checked int64 grid arithmetic of the generated launchers (triton_aot.grid.to_c).
  * A result that overflows, INT64_MIN / -1 and a zero divisor all give INT64_MIN, which every later
  * operation passes on and the launcher rejects (negative).  Inline: the arithmetic of every
- * launch.  (trt_runtime.h has the same functions for CUDA libraries; a library includes one.) */
+ * launch.  Shared by the CUDA (trt_runtime.h) and HIP (trt_hip_runtime.h) runtimes. */
 #ifndef RULES_TRITON_TRT_GRID_H_
 #define RULES_TRITON_TRT_GRID_H_
 

@@ -26,6 +26,8 @@
 #include <cuda.h>
 #include <stdint.h>
 
+#include "trt_grid.h" /* the checked grid arithmetic the launchers call */
+
 #if defined(__GNUC__) || defined(__clang__)
 #define TRT_INTERNAL __attribute__((visibility("hidden")))
 #define TRT_INLINE static __inline__ __attribute__((unused, always_inline))
@@ -172,41 +174,6 @@ TRT_INLINE CUresult trt_kernel_launch_in(const trt_driver *d, unsigned long long
     }
   }
   return trt_kernel_launch_slow(d, key, k, stream, grid, params, scratch);
-}
-
-/* ---- grid arithmetic (triton_aot.grid.to_c) --------------------------------------------------
- * int64 without undefined behaviour: a result that overflows, INT64_MIN / -1 and a zero divisor
- * all give INT64_MIN, which every later operation passes on and the launcher rejects (negative).
- * Inline: they are the arithmetic of every launch. */
-#define TRT_GRID_INVALID INT64_MIN
-TRT_INLINE int64_t trt_grid_add(int64_t a, int64_t b) {
-  int64_t r;
-  if (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || __builtin_add_overflow(a, b, &r))
-    return TRT_GRID_INVALID;
-  return r;
-}
-TRT_INLINE int64_t trt_grid_sub(int64_t a, int64_t b) {
-  int64_t r;
-  if (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || __builtin_sub_overflow(a, b, &r))
-    return TRT_GRID_INVALID;
-  return r;
-}
-TRT_INLINE int64_t trt_grid_mul(int64_t a, int64_t b) {
-  int64_t r;
-  if (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || __builtin_mul_overflow(a, b, &r))
-    return TRT_GRID_INVALID;
-  return r;
-}
-TRT_INLINE int64_t trt_grid_neg(int64_t a) { return a == TRT_GRID_INVALID ? TRT_GRID_INVALID : -a; }
-TRT_INLINE int64_t trt_grid_div(int64_t a, int64_t b) {
-  /* a != INT64_MIN here, so a / -1 cannot overflow */
-  return (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || b == 0) ? TRT_GRID_INVALID : a / b;
-}
-TRT_INLINE int64_t trt_grid_mod(int64_t a, int64_t b) {
-  return (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || b == 0) ? TRT_GRID_INVALID : a % b;
-}
-TRT_INLINE int64_t trt_grid_cdiv(int64_t a, int64_t b) {
-  return trt_grid_div(trt_grid_sub(trt_grid_add(a, b), 1), b);
 }
 
 #ifdef __cplusplus
