@@ -331,7 +331,7 @@ static CUresult trt_launch_ex(const trt_driver *d, const trt_kernel_info *k, CUf
  * `d` and `key` are the driver table and the current context's cache key when the caller (the
  * dispatcher) has them already, so that a dispatched launch asks the driver for the context once,
  * not twice; d == NULL means "look them up". */
-CUresult trt_kernel_launch_in(const trt_driver *d, unsigned long long key, trt_kernel *k,
+CUresult trt_kernel_launch_slow(const trt_driver *d, unsigned long long key, trt_kernel *k,
                                      CUstream stream, const int64_t grid[3], void **params,
                                      CUdeviceptr scratch[2]) {
   const trt_kernel_info *info = k->info;

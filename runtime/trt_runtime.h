@@ -26,6 +26,8 @@
 #include <cuda.h>
 #include <stdint.h>
 
+#include "trt_grid.h" /* the checked grid arithmetic the launchers call */
+
 #if defined(__GNUC__) || defined(__clang__)
 #define TRT_INTERNAL __attribute__((visibility("hidden")))
 #define TRT_INLINE static __inline__ __attribute__((unused, always_inline))
@@ -135,43 +137,43 @@ TRT_INTERNAL CUresult trt_kernel_unload(trt_kernel *k);
  * and profile scratch, which every Triton kernel takes); they are filled in here.  `d` and `key`
  * are the driver table and the current context's cache key when the caller (the dispatcher) has
  * them already; d == NULL means "look them up".  An empty grid is CUDA_SUCCESS, no launch. */
-TRT_INTERNAL CUresult trt_kernel_launch_in(const trt_driver *d, unsigned long long key,
-                                           trt_kernel *k, CUstream stream, const int64_t grid[3],
-                                           void **params, CUdeviceptr scratch[2]);
+TRT_INTERNAL CUresult trt_kernel_launch_slow(const trt_driver *d, unsigned long long key,
+                                             trt_kernel *k, CUstream stream,
+                                             const int64_t grid[3], void **params,
+                                             CUdeviceptr scratch[2]);
 
-/* ---- grid arithmetic (triton_aot.grid.to_c) --------------------------------------------------
- * int64 without undefined behaviour: a result that overflows, INT64_MIN / -1 and a zero divisor
- * all give INT64_MIN, which every later operation passes on and the launcher rejects (negative).
- * Inline: they are the arithmetic of every launch. */
-#define TRT_GRID_INVALID INT64_MIN
-TRT_INLINE int64_t trt_grid_add(int64_t a, int64_t b) {
-  int64_t r;
-  if (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || __builtin_add_overflow(a, b, &r))
-    return TRT_GRID_INVALID;
-  return r;
-}
-TRT_INLINE int64_t trt_grid_sub(int64_t a, int64_t b) {
-  int64_t r;
-  if (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || __builtin_sub_overflow(a, b, &r))
-    return TRT_GRID_INVALID;
-  return r;
-}
-TRT_INLINE int64_t trt_grid_mul(int64_t a, int64_t b) {
-  int64_t r;
-  if (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || __builtin_mul_overflow(a, b, &r))
-    return TRT_GRID_INVALID;
-  return r;
-}
-TRT_INLINE int64_t trt_grid_neg(int64_t a) { return a == TRT_GRID_INVALID ? TRT_GRID_INVALID : -a; }
-TRT_INLINE int64_t trt_grid_div(int64_t a, int64_t b) {
-  /* a != INT64_MIN here, so a / -1 cannot overflow */
-  return (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || b == 0) ? TRT_GRID_INVALID : a / b;
-}
-TRT_INLINE int64_t trt_grid_mod(int64_t a, int64_t b) {
-  return (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID || b == 0) ? TRT_GRID_INVALID : a % b;
-}
-TRT_INLINE int64_t trt_grid_cdiv(int64_t a, int64_t b) {
-  return trt_grid_div(trt_grid_sub(trt_grid_add(a, b), 1), b);
+/* The launch, inline: a plain launch of a kernel already loaded in this context (no scratch, no
+ * cluster, cooperative or PDL attribute) goes straight to cuLaunchKernel from the launcher, so
+ * the dispatched path makes no call into the runtime beyond the target lookup. `info` is a static
+ * const of the generated file, so the compiler folds the feature tests away. Everything else
+ * (first use in a context, scratch, cuLaunchKernelEx, no driver table yet) takes
+ * trt_kernel_launch_slow, which has the same contract. */
+TRT_INLINE CUresult trt_kernel_launch_in(const trt_driver *d, unsigned long long key,
+                                         trt_kernel *k, CUstream stream, const int64_t grid[3],
+                                         void **params, CUdeviceptr scratch[2]) {
+  const trt_kernel_info *info = k->info;
+  const trt_slot *s;
+  unsigned long long ctas = 0;
+  if (d == NULL || info->num_ctas != 1 || info->cooperative || info->pdl ||
+      info->global_scratch_size != 0 || info->profile_scratch_size != 0)
+    return trt_kernel_launch_slow(d, key, k, stream, grid, params, scratch);
+  /* An empty grid is a successful no-op; the same checks as the slow path otherwise. */
+  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return CUDA_SUCCESS;
+  if (grid[0] < 0 || grid[1] < 0 || grid[2] < 0 || (unsigned long long)grid[0] > 0xFFFFFFFFull ||
+      (unsigned long long)grid[1] > 0xFFFFFFFFull || (unsigned long long)grid[2] > 0xFFFFFFFFull ||
+      __builtin_mul_overflow((unsigned long long)grid[0], (unsigned long long)grid[1], &ctas) ||
+      __builtin_mul_overflow(ctas, (unsigned long long)grid[2], &ctas))
+    return CUDA_ERROR_INVALID_VALUE;
+  for (s = __atomic_load_n(&k->slots, __ATOMIC_ACQUIRE); s != NULL; s = s->next) {
+    if (s->key == key) {
+      uintptr_t v = __atomic_load_n(&s->value, __ATOMIC_ACQUIRE);
+      if (v == 0) break;
+      return d->launch_kernel((CUfunction)v, (unsigned int)grid[0], (unsigned int)grid[1],
+                              (unsigned int)grid[2], info->block_x, 1, 1, info->shared, stream,
+                              params, NULL);
+    }
+  }
+  return trt_kernel_launch_slow(d, key, k, stream, grid, params, scratch);
 }
 
 #ifdef __cplusplus

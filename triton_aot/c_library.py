@@ -33,7 +33,7 @@ class Variant:
 
 @dataclass(frozen=True)
 class TargetSlot:
-    arch: int
+    arch: int | str  # SM number, or the gfx name of a hip target
     has_ptx: bool  # the dispatcher may fall back to this target's PTX
 
 
@@ -58,7 +58,8 @@ class LibraryPlan:
         return [v for algo in self.algos for per_target in algo.variants for v in per_target]
 
 
-def _selector_body(plan: LibraryPlan, variants: tuple[Variant, ...]) -> CCode:
+def _selector_body(plan: LibraryPlan, variants: tuple[Variant, ...],
+                   backend: c_parts.Backend = c_parts.CUDA) -> CCode:
     rargs = plan.first.runtime_args
     lines, used = [], set()
     for v in variants:
@@ -68,15 +69,17 @@ def _selector_body(plan: LibraryPlan, variants: tuple[Variant, ...]) -> CCode:
                 f"trt_context_key_, {c_parts.call_args(kargs, c_parts.stream_name(rargs))});")
         used.update(a.name for a in kargs)
         used.update(name for name, _ in rec.hint_conditions)
-        conds = [f"({name} % 16 == 0)" if hint == 16 else f"({name} == 1)"
-                 for name, hint in rec.hint_conditions]
+        # hipDeviceptr_t is a pointer: its address is tested as an integer
+        pointers = {a.name for a in rargs if a.is_pointer} if backend is c_parts.HIP else set()
+        conds = [(f"((uintptr_t){name} % 16 == 0)" if name in pointers else f"({name} % 16 == 0)")
+                 if hint == 16 else f"({name} == 1)" for name, hint in rec.hint_conditions]
         if conds:
             lines.append(f"  if ({' && '.join(conds)})\n    return {call}\n")
         else:
             lines.append(f"  return {call}\n")
             break  # unconditional: later variants are unreachable (the link tool orders them)
     else:
-        lines.append("  return CUDA_ERROR_INVALID_VALUE; /* no variant's hints hold */\n")
+        lines.append(f"  return {backend.invalid_value}; /* no variant's hints hold */\n")
     unused = [f"  (void){a.name};\n" for a in rargs if a.name not in used]
     return CCode("".join(unused + lines))
 
@@ -89,9 +92,11 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
     name = c_syntax.ident(plan.name, "--name")
     first = plan.first
     rargs = first.runtime_args
+    backend = c_parts.backend_of(first)
+    tag = backend.target_tag
     stream = c_parts.stream_name(rargs)
     algo_name = CCode("trt_algo_id" if any(a.name == "algo_id" for a in rargs) else "algo_id")
-    params = c_parts.param_list(rargs, stream)
+    params = c_parts.param_list(rargs, stream, backend)
     call_args = c_parts.call_args(rargs, stream)
 
     # Distinct images and kernels, in first-use order (the plan's order is deterministic).
@@ -114,25 +119,17 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
     image_text = [c_parts.render_image(t, img, image_users[iid]) for iid, img in images.items()]
     kernel_text = [c_parts.render_kernel(t, kid, v.record, v.cubin, v.ptx, users)
                    for kid, v, users in kernels.values()]
-    launcher_text = []
-    for v in plan.all_variants():
-        launcher_text.append(c_parts.render_launcher(t, v.record, kernel_of[v.record.symbol],
-                                                     STATIC))
-        vargs = v.record.launcher_args
-        vstream = c_parts.stream_name(vargs)
-        launcher_text.append(t.render("variant_entry.c.tmpl",
-                                      symbol=c_syntax.ident(v.record.symbol, "symbol"),
-                                      launcher_params=c_parts.param_list(vargs, vstream),
-                                      call_args=c_parts.call_args(vargs, vstream)))
+    launcher_text = [c_parts.render_launcher(t, v.record, kernel_of[v.record.symbol], STATIC)
+                     for v in plan.all_variants()]
 
     selectors, rows = [], []
     for ai, algo in enumerate(plan.algos):
         names = []
         for target, variants in zip(plan.targets, algo.variants):
-            selectors.append(t.render("selector.c.tmpl", name=name, algo_id=ai,
-                                      arch=target.arch, params=params,
-                                      body=_selector_body(plan, variants)))
-            names.append(f"trt_select_{name}_a{ai}_sm{target.arch}")
+            selectors.append(t.render(backend.template("selector.c.tmpl"), name=name, algo_id=ai,
+                                      tag=CCode(tag(target.arch)), params=params,
+                                      body=_selector_body(plan, variants, backend)))
+            names.append(f"trt_select_{name}_a{ai}_{tag(target.arch)}")
         rows.append(f"    {{{', '.join(names)}}},\n")
 
     per_target_lists, list_names = [], []
@@ -143,25 +140,30 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
                 kid = kernel_of[v.record.symbol]
                 if kid not in kids:
                     kids.append(kid)
-        list_names.append(f"trt_kernels_sm{target.arch}")
+        list_names.append(f"trt_kernels_{tag(target.arch)}")
         per_target_lists.append(
-            f"static trt_kernel *const trt_kernels_sm{target.arch}[] = {{"
+            f"static trt_kernel *const trt_kernels_{tag(target.arch)}[] = {{"
             + "".join(f"&trt_kernel_{k}, " for k in kids) + "NULL};\n")
 
-    merge_c = "".join(f"\n * Identical cubins embedded once: {', '.join(users)}."
+    what = "hsaco" if backend is c_parts.HIP else "cubin"
+    merge_c = "".join(f"\n * Identical {what}s embedded once: {', '.join(users)}."
                       for users in merged)
-    merge_h = "".join(f" *   cubin shared by: {', '.join(users)}\n" for users in merged)
+    merge_h = "".join(f" *   {what} shared by: {', '.join(users)}\n" for users in merged)
     if merge_h:
-        merge_h = " *\n * Variants whose cubins are identical (embedded and loaded once):\n" + merge_h
+        merge_h = f" *\n * Variants whose {what}s are identical (embedded and loaded once):\n" + merge_h
 
     target_lines, algo_lines = [], []
+    def tname(arch: int | str) -> str:
+        return arch if isinstance(arch, str) else f"sm_{arch}"
+
     for target in plan.targets:
-        target_lines.append(f" *   sm_{target.arch}{' (+PTX fallback)' if target.has_ptx else ''}\n")
+        target_lines.append(f" *   {tname(target.arch)}"
+                            f"{' (+PTX fallback)' if target.has_ptx else ''}\n")
     for ai, algo in enumerate(plan.algos):
         algo_lines.append(f" *   {ai}: {c_syntax.comment(algo.info)}\n")
         for target, variants in zip(plan.targets, algo.variants):
             for v in variants:
-                algo_lines.append(f" *       sm_{target.arch}  {v.record.symbol}  "
+                algo_lines.append(f" *       {tname(target.arch)}  {v.record.symbol}  "
                                   f"{c_syntax.comment(v.record.hint_summary())}\n")
 
     values = dict(
@@ -179,11 +181,13 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
         kernels=c_syntax.join(kernel_text, "\n"),
         launchers=c_syntax.join(launcher_text, "\n"),
         selector_param_types=CCode(", ".join(["const trt_driver *", "unsigned long long",
-                                              "CUstream"] + [a.c_type.ctype for a in rargs])),
+                                              backend.stream_type]
+                                             + [c_parts.arg_ctype(a, backend) for a in rargs])),
         selectors=c_syntax.join(selectors),
         selector_rows=CCode("".join(rows)),
         target_rows=CCode("".join(
-            f"    {{{tg.arch}, {int(tg.has_ptx)}}}, /* sm_{tg.arch}"
+            f'    {{"{c_syntax.ident(tg.arch, "target arch")}"}},\n' if isinstance(tg.arch, str)
+            else f"    {{{tg.arch}, {int(tg.has_ptx)}}}, /* sm_{tg.arch}"
             f"{' (+PTX fallback)' if tg.has_ptx else ''} */\n" for tg in plan.targets)),
         target_kernel_lists=CCode("".join(per_target_lists)),
         target_kernel_list_names=CCode(", ".join(list_names)),
@@ -197,4 +201,5 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
         algo_lines=CCode("".join(algo_lines)),
         merge_lines=CCode(merge_h),
     )
-    return (t.render("library.c.tmpl", **values), t.render("library.h.tmpl", **values), merged)
+    return (t.render(backend.template("library.c.tmpl"), **values),
+            t.render(backend.template("library.h.tmpl"), **values), merged)

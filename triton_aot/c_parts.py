@@ -14,15 +14,47 @@ from triton_aot.c_syntax import CCode
 from triton_aot.variant import Arg, VariantRecord
 
 
+@dataclass(frozen=True)
+class Backend:
+    """The C spelling of one GPU API: a library's C uses exactly one (docs/design.md)."""
+
+    name: str  # "cuda" or "hip"
+    template_prefix: str  # the fragment templates: "" (CUDA) or "hip_"
+    status_type: str
+    stream_type: str
+    pointer_type: str  # what a Triton pointer argument is in C
+    invalid_value: str
+
+    def template(self, name: str) -> str:
+        return self.template_prefix + name
+
+    def target_tag(self, arch: int | str) -> str:
+        """The arch in C names: sm90, gfx942."""
+        return arch if isinstance(arch, str) else f"sm{arch}"
+
+
+CUDA = Backend("cuda", "", "CUresult", "CUstream", "CUdeviceptr", "CUDA_ERROR_INVALID_VALUE")
+HIP = Backend("hip", "hip_", "hipError_t", "hipStream_t", "hipDeviceptr_t", "hipErrorInvalidValue")
+
+
+def backend_of(record: VariantRecord) -> Backend:
+    return HIP if record.target.is_hip else CUDA
+
+
+def arg_ctype(a: Arg, backend: Backend = CUDA) -> str:
+    """The C type of a runtime argument in `backend`'s API (pointers differ, scalars do not)."""
+    return backend.pointer_type if a.is_pointer else a.c_type.ctype
+
+
 def stream_name(args: Sequence[Arg]) -> CCode:
     """The C name of the stream parameter: `stream`, unless a kernel parameter has that name."""
     return CCode("trt_stream" if any(a.name == "stream" for a in args) else "stream")
 
 
-def param_list(args: Sequence[Arg], stream: CCode) -> CCode:
+def param_list(args: Sequence[Arg], stream: CCode, backend: Backend = CUDA) -> CCode:
     """`CUstream stream, CUdeviceptr x, int32_t n`: the C parameters for `args`."""
-    return CCode(", ".join([f"CUstream {stream}"] + [
-        f"{a.c_type.ctype} {c_syntax.ident(a.name, 'argument name')}" for a in args]))
+    return CCode(", ".join([f"{backend.stream_type} {stream}"] + [
+        f"{arg_ctype(a, backend)} {c_syntax.ident(a.name, 'argument name')}" for a in args]))
 
 
 def call_args(args: Sequence[Arg], stream: CCode) -> CCode:
@@ -68,6 +100,22 @@ def kernel_key(record: VariantRecord, cubin: Image, ptx: Image | None) -> tuple:
 
 def render_kernel(t: Templates, kernel_id: CCode, record: VariantRecord, cubin: Image,
                   ptx: Image | None, users: Sequence[str]) -> CCode:
+    if record.target.is_hip:
+        return t.render(
+            "hip_kernel.c.tmpl",
+            comment=c_syntax.comment(f"{record.kernel_name} for {record.target.name}: "
+                                     + ", ".join(users)),
+            id=kernel_id,
+            kernel_name=c_syntax.ident(record.kernel_name, "kernel_name"),
+            arch=c_syntax.ident(record.target.name, "target arch"),
+            hsaco_ref=cubin.ref,
+            hsaco_size=len(cubin.data),
+            block_x=record.launch.num_warps * record.target.warp_size,
+            shared=record.shared,
+            global_scratch_size=record.global_scratch[0],
+            global_scratch_align=record.global_scratch[1],
+            profile_scratch_size=record.profile_scratch[0],
+            profile_scratch_align=record.profile_scratch[1])
     return t.render(
         "kernel.c.tmpl",
         comment=c_syntax.comment(f"{record.kernel_name} for {record.target.name}: "
@@ -94,6 +142,7 @@ def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
     symbol = c_syntax.ident(record.symbol, "symbol")
     args = record.launcher_args
     stream = stream_name(args)
+    backend = backend_of(record)
     locals_, refs = [], []
     for a in args:
         name = c_syntax.ident(a.name, "argument name")
@@ -109,13 +158,13 @@ def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
     refs += ["&trt_scratch[0]", "&trt_scratch[1]"]  # global, profile scratch
     grid = [c_syntax.grid_expression(e, f"grid_c[{i}]") for i, e in enumerate(record.grid_c)]
     return t.render(
-        "launcher.c.tmpl",
+        backend.template("launcher.c.tmpl"),
         symbol=symbol,
         target_name=CCode(record.target.name),
         hint_info=c_syntax.comment(record.hint_summary()),
         grid_info=c_syntax.comment(", ".join(record.grid)),
         linkage=linkage,
-        launcher_params=param_list(args, stream),
+        launcher_params=param_list(args, stream, backend),
         grid_x=grid[0], grid_y=grid[1], grid_z=grid[2],
         param_locals=CCode("".join(locals_)),
         num_params=len(refs),

@@ -28,7 +28,10 @@ if TYPE_CHECKING:
     from triton_aot.signature import BoundSignature
 
 OUTPUT_FLAGS = ("out_c", "out_h", "out_json", "out_ptx", "out_ttir", "out_ttgir", "out_llir",
-                "out_cubin", "out_sass")
+                "out_cubin", "out_sass", "out_amdgcn", "out_hsaco")
+# Outputs only one backend has: the image flag names the record's image.
+CUDA_ONLY_FLAGS = ("out_ptx", "out_cubin", "out_sass", "embed_ptx")
+HIP_ONLY_FLAGS = ("out_amdgcn", "out_hsaco")
 REQUIRED_FLAGS = ("kernel_path", "kernel_name", "signature", "grid", "target", "symbol")
 
 
@@ -56,7 +59,7 @@ def define_flags(fv: flags.FlagValues) -> None:
       "otherwise).", flag_values=fv)
     s("template_dir", None, "Directory of the C templates (default: $RULES_TRITON_TEMPLATE_DIR "
       "or the templates/ next to triton_aot).", flag_values=fv)
-    s("target", None, "Compilation target: cuda:80, cuda:90, ...", flag_values=fv)
+    s("target", None, "Compilation target: cuda:80, cuda:90, hip:gfx942, ...", flag_values=fv)
     s("symbol", None, "C symbol of the variant launcher.", flag_values=fv)
     i("algo_index", None, "Index of this variant's algorithm in the library.", lower_bound=0,
       flag_values=fv)
@@ -134,6 +137,7 @@ def run(args: ToolArgs) -> None:
     opts = CompileOptions(args.num_warps, args.num_stages, args.num_ctas,
                           args.launch_cooperative_grid, args.launch_pdl)
     check_options(opts, target)
+    _check_backend_flags(args, target)
     entries = parse_signature(args.signature)
     hints = parse_hints(args.hints)
     constexprs = parse_constexprs(args.constexprs)
@@ -146,8 +150,13 @@ def run(args: ToolArgs) -> None:
                                   want_sass="out_sass" in args.outputs)
 
     record = build_record(args, kernel.file_name, target, sig, grid, compiled)
+    if target.is_hip:
+        check_hsaco(record, compiled.cubin)
     files: dict[str, bytes] = {}
     if {"out_c", "out_h"} & set(args.outputs):
+        if target.is_hip:
+            raise flag_error("out_c", "the standalone variant C is CUDA only",
+                             "link hip variants with python -m triton_aot.link")
         from triton_aot import c_variant
         try:
             c_text, h_text = c_variant.render(record, compiled.cubin,
@@ -157,8 +166,8 @@ def run(args: ToolArgs) -> None:
             raise UserError(f"--out_c/--out_h: C generation failed: {e}") from e
         files["out_c"], files["out_h"] = c_text.encode(), h_text.encode()
     files["out_json"] = record.to_json().encode()
-    files["out_cubin"] = compiled.cubin
-    for name in ("ptx", "ttir", "ttgir", "llir", "sass"):
+    files["out_hsaco" if target.is_hip else "out_cubin"] = compiled.cubin
+    for name in ("ptx", "ttir", "ttgir", "llir", "sass", "amdgcn"):
         text = getattr(compiled, name)
         if text is not None:
             files[f"out_{name}"] = text.encode()
@@ -166,6 +175,43 @@ def run(args: ToolArgs) -> None:
         raise flag_error("out_ttir", "Gluon kernels have no TTIR stage", "drop --out_ttir")
     for flag, path in args.outputs.items():
         write_atomic(path, files[flag])
+
+
+def check_hsaco(record: VariantRecord, image: bytes) -> None:
+    """The hsaco's kernel descriptor agrees with what the launcher passes: the entry point
+    exists and its kernarg segment is exactly the launcher's arguments plus the two scratch
+    pointers (a mismatch would make the GPU read arguments from the wrong offsets)."""
+    from triton_aot import hsaco
+    kds = hsaco.kernel_descriptors(image)
+    kd = kds.get(record.kernel_name)
+    if kd is None:
+        raise UserError(f"internal error: the hsaco has no kernel {record.kernel_name!r} "
+                        f"(it has {sorted(kds)})")
+    want = hsaco.kernarg_bytes([a.type for a in record.launcher_args])
+    if kd.kernarg_size != want:
+        raise UserError(f"internal error: {record.kernel_name} takes {kd.kernarg_size} bytes of "
+                        f"kernel arguments but the launcher passes {want}")
+    # LDS: the launcher asks for `shared` bytes of dynamic LDS (as Triton's HIP launcher does),
+    # on top of the descriptor's static LDS; together they must fit the arch's LDS.
+    limit = hsaco.lds_bytes(str(record.target.arch))
+    total = kd.group_segment_fixed_size + record.shared
+    if total > limit:
+        raise UserError(f"{record.kernel_name} with {record.constexpr_summary()} "
+                        f"num_stages={record.launch.num_stages} needs {total} bytes of LDS "
+                        f"({kd.group_segment_fixed_size} static + {record.shared} dynamic) but "
+                        f"{record.target.arch} has {limit}; use smaller blocks or fewer stages for "
+                        "this target")
+
+
+def _check_backend_flags(args: ToolArgs, target) -> None:
+    """Outputs that only the other backend has are an error, not silently skipped."""
+    given = set(args.outputs) | ({"embed_ptx"} if args.embed_ptx else set())
+    wrong = HIP_ONLY_FLAGS if not target.is_hip else CUDA_ONLY_FLAGS
+    for flag in wrong:
+        if flag in given:
+            raise flag_error(flag, f"--{flag} does not apply to target {target}",
+                             "hip targets write --out_hsaco/--out_amdgcn, cuda targets "
+                             "--out_cubin/--out_ptx/--out_sass")
 
 
 def _relative_to_record(args: ToolArgs, flag: str) -> str | None:
@@ -201,7 +247,7 @@ def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature"
         grid=grid.source,
         grid_c=grid.c,
         triton_version=compiled.triton_version,
-        cubin_file=_relative_to_record(args, "out_cubin"),
+        cubin_file=_relative_to_record(args, "out_hsaco" if target.is_hip else "out_cubin"),
         cubin_sha256=hashlib.sha256(compiled.cubin).hexdigest(),
         cubin_size=len(compiled.cubin),
         ptx_file=_relative_to_record(args, "out_ptx") if args.embed_ptx else None,

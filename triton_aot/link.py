@@ -66,7 +66,10 @@ def load_variant(path: str) -> Variant:
     if record.cubin_file is None:
         raise UserError(f"{path}: the record names no cubin; compile the variant with "
                         "--out_cubin next to its --out_json")
-    cubin = _read_image(folder / record.cubin_file, path, "cubin", "--out_cubin")
+    if record.target.is_hip:
+        cubin = _read_image(folder / record.cubin_file, path, "hsaco", "--out_hsaco")
+    else:
+        cubin = _read_image(folder / record.cubin_file, path, "cubin", "--out_cubin")
     ptx = None
     if record.ptx_embedded:
         if record.ptx_file is None:
@@ -127,6 +130,11 @@ def _order_algos(algos: dict[tuple, list[Variant]]) -> list[tuple[tuple, list[Va
     return [(seen[i], algos[seen[i]]) for i in range(len(seen))]
 
 
+def _tname(arch: int | str) -> str:
+    """sm_90 for a CUDA arch, gfx942 for an AMD one."""
+    return arch if isinstance(arch, str) else f"sm_{arch}"
+
+
 def _check_targets_complete(per_target: dict[int, dict[tuple, Variant]],
                             members: list[Variant]) -> None:
     """Every algo must have every target, with the same set of hint variants: otherwise a call
@@ -138,12 +146,12 @@ def _check_targets_complete(per_target: dict[int, dict[tuple, Variant]],
     for arch, slot in per_target.items():
         if not slot:
             example = members[0]
-            raise UserError(f"algo {example.record.algo_info()!r} has no variant for sm_{arch} "
+            raise UserError(f"algo {example.record.algo_info()!r} has no variant for {_tname(arch)} "
                             f"({example.label} is its {example.record.target.name} variant); "
                             "compile every algo for every target")
         for hints, v in all_hints.items():
             if hints not in slot:
-                raise UserError(f"{v.label} has no sm_{arch} counterpart with the same hints "
+                raise UserError(f"{v.label} has no {_tname(arch)} counterpart with the same hints "
                                 f"(algo {v.record.algo_info()!r}); compile every "
                                 "specialization for every target")
 
@@ -174,6 +182,15 @@ def build_plan(variants: Sequence[Variant], name: str, header: str,
             raise UserError(f"different argument lists: {ref.label} has {_fmt_sig(ref)} but "
                             f"{v.label} has {_fmt_sig(v)}; every variant of a library must come "
                             "from the same --signature")
+
+    # One backend per library: the C API's types are the backend's (docs/design.md).
+    for v in variants:
+        if v.record.target.backend != ref.record.target.backend:
+            raise UserError(f"mixed backends: {ref.label} targets {ref.record.target} but "
+                            f"{v.label} targets {v.record.target}; a library is either CUDA or "
+                            "HIP: link the cuda and hip variants into two libraries")
+    if embed_ptx_fallback and ref.record.target.is_hip:
+        raise UserError("--embed_ptx_fallback is CUDA only; these variants target HIP")
 
     algos: dict[tuple, list[Variant]] = {}
     for v in variants:

@@ -76,10 +76,41 @@ def supported_archs(version: str | None = None) -> frozenset:
 
 _TARGET = re.compile(r"cuda:([0-9]{2,3})(?::(32))?\Z")
 
+# AMD archs the LLVM in the triton 3.6 wheel compiles for (triton/backends/amd: CDNA2/3/4 and
+# RDNA3/4); the examples and tests use gfx90a and gfx942.
+SUPPORTED_HIP_ARCHS = frozenset(("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1102",
+                                 "gfx1200", "gfx1201"))
+_HIP_TARGET = re.compile(r"hip:(gfx[0-9a-f]+)(?::(32|64))?\Z")
+
+
+def hip_warp_size(arch: str) -> int:
+    """The wavefront size Triton compiles for: 64 on gfx9 (CDNA), 32 on gfx10 and newer (RDNA),
+    as triton/backends/amd/compiler.py's HIPOptions sets it whatever GPUTarget says."""
+    return 32 if int(arch[3:-2]) >= 10 else 64
+
+
+def parse_hip_target(text: str) -> Target:
+    """`hip:gfx942` (upstream's `hip:gfx942:64` also accepted when the warp size agrees)."""
+    match = _HIP_TARGET.match(text)
+    if not match:
+        raise flag_error("target", f"{text!r} is not an AMD target",
+                         "write hip:gfxNNN, e.g. hip:gfx90a or hip:gfx942")
+    arch = match.group(1)
+    if arch not in SUPPORTED_HIP_ARCHS:
+        raise flag_error("target", f"{text!r}: not an AMD arch rules_triton compiles for",
+                         "use one of " + ", ".join(f"hip:{a}" for a in sorted(SUPPORTED_HIP_ARCHS)))
+    warp = hip_warp_size(arch)
+    if match.group(2) and int(match.group(2)) != warp:
+        raise flag_error("target", f"{text!r}: Triton compiles {arch} for a wavefront of {warp}",
+                         f"write hip:{arch}")
+    return Target("hip", arch, warp)
+
 
 def parse_target(text: str) -> Target:
-    """`cuda:80`, `cuda:90` (upstream's `cuda:90:32` also accepted)."""
+    """`cuda:80`, `cuda:90` (upstream's `cuda:90:32` also accepted), `hip:gfx942`."""
     text = (text or "").strip()
+    if text.startswith("hip:"):
+        return parse_hip_target(text)
     if re.fullmatch(r"cuda:[0-9]{2,3}a(:32)?", text):
         plain = re.sub(r"([0-9])a", r"\1", text)
         raise flag_error("target", f"{text!r}: Triton always compiles arch 90 and newer for the "
@@ -87,7 +118,7 @@ def parse_target(text: str) -> Target:
     match = _TARGET.match(text)
     if not match:
         raise flag_error("target", f"{text!r} is not a CUDA target",
-                         "write cuda:SM, e.g. cuda:80 or cuda:90")
+                         "write cuda:SM, e.g. cuda:80 or cuda:90, or hip:gfxNNN, e.g. hip:gfx942")
     arch = int(match.group(1))
     if arch < 70:
         raise flag_error("target", f"{text!r}: Triton supports compute capability 7.0 and newer",
@@ -124,6 +155,13 @@ def check_options(opts: CompileOptions, target: Target) -> None:
         raise flag_error("num_stages", f"{opts.num_stages} is less than 1", "use e.g. 3")
     if opts.num_ctas not in (1, 2, 4, 8, 16):
         raise flag_error("num_ctas", f"{opts.num_ctas} is not 1, 2, 4, 8 or 16")
+    if target.is_hip:
+        for flag, on in (("num_ctas", opts.num_ctas > 1), ("launch_pdl", opts.launch_pdl),
+                         ("launch_cooperative_grid", opts.launch_cooperative_grid)):
+            if on:
+                raise flag_error(flag, f"the HIP launcher of rules_triton does not support "
+                                 f"--{flag} (target {target})", f"drop --{flag} for hip targets")
+        return
     if opts.num_ctas > 1 and target.arch < 90:
         raise flag_error("num_ctas", f"num_ctas={opts.num_ctas} needs sm_90 or newer but "
                          f"--target is {target}", "use --num_ctas=1 or a cuda:90+ target")
@@ -177,13 +215,14 @@ def hermetic_env() -> Iterator[Path]:
 
 @dataclass(frozen=True)
 class CompiledVariant:
-    entry_name: str  # cubin entry point
-    cubin: bytes
-    ptx: str
+    entry_name: str  # cubin/hsaco entry point
+    cubin: bytes  # the image: cubin, or hsaco for hip targets
+    ptx: str | None  # None for hip
     ttir: str | None  # None for Gluon kernels
     ttgir: str
     llir: str
     sass: str | None  # only when asked for (runs cuobjdump from the triton wheel)
+    amdgcn: str | None  # hip only: the AMDGCN assembly
     num_warps: int  # as compiled (warp specialisation may change the requested value)
     num_ctas: int
     shared: int
@@ -315,12 +354,19 @@ def compile_kernel(kernel: LoadedKernel, sig: BoundSignature, target: Target,
             knobs.compilation.instrumentation_mode = saved_mode
 
     md = compiled.metadata
-    cubin = compiled.asm["cubin"]
-    sass = disassemble(cubin, flag="--out_sass") if want_sass else None
+    if target.is_hip:
+        image, ptx, amdgcn, sass = compiled.asm["hsaco"], None, compiled.asm["amdgcn"], None
+        if int(md.warp_size) != target.warp_size:
+            raise UserError(f"internal error: triton compiled {target} for a wavefront of "
+                            f"{md.warp_size}, not {target.warp_size}")
+    else:
+        image, ptx, amdgcn = compiled.asm["cubin"], compiled.asm["ptx"], None
+        sass = disassemble(image, flag="--out_sass") if want_sass else None
     return CompiledVariant(
         entry_name=md.name,
-        cubin=cubin,
-        ptx=compiled.asm["ptx"],
+        cubin=image,
+        ptx=ptx,
+        amdgcn=amdgcn,
         ttir=compiled.asm.get("ttir"),
         ttgir=compiled.asm["ttgir"],
         llir=compiled.asm["llir"],

@@ -14,6 +14,7 @@ named relative to the record's own folder.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -32,15 +33,23 @@ class RecordError(UserError):
     """A record the tools cannot use; the message names the field."""
 
 
+# AMD targets: gfx followed by the family/stepping hex digits (gfx90a, gfx942, gfx1100).
+HIP_ARCH = re.compile(r"gfx[0-9]{1,2}[0-9a-f]{2}\Z")
+
+
 @dataclass(frozen=True)
 class Target:
-    backend: str  # "cuda"
-    arch: int  # SM number, 90 for sm_90
+    backend: str  # "cuda" or "hip"
+    arch: int | str  # cuda: SM number, 90 for sm_90; hip: the gfx name, "gfx942"
     warp_size: int
 
     @property
     def name(self) -> str:
-        return f"sm_{self.arch}"
+        return self.arch if self.backend == "hip" else f"sm_{self.arch}"
+
+    @property
+    def is_hip(self) -> bool:
+        return self.backend == "hip"
 
     def __str__(self) -> str:  # the --target spelling
         return f"{self.backend}:{self.arch}"
@@ -103,7 +112,7 @@ class VariantRecord:
     grid: tuple[str, str, str]  # validated source expressions
     grid_c: tuple[str, str, str]  # int64_t C expressions over the C parameter names
     triton_version: str
-    cubin_file: str | None  # relative to the record's folder
+    cubin_file: str | None  # the image (cubin, or hsaco for hip), relative to the record's folder
     cubin_sha256: str
     cubin_size: int
     ptx_file: str | None  # set when the PTX is embedded (driver JIT fallback)
@@ -328,12 +337,19 @@ def _from_dict(d: dict) -> VariantRecord:
     t = d["target"]
     if not isinstance(t, dict):
         raise RecordError("malformed variant metadata: 'target' is not an object")
-    if t.get("backend") != "cuda":
-        raise RecordError(f"target backend {t.get('backend')!r} is not supported (cuda only)")
+    backend = t.get("backend")
     arch = t.get("arch")
-    if isinstance(arch, bool) or not isinstance(arch, int) or arch < 10:
-        raise RecordError(f"target arch {arch!r} is not an SM number like 90")
-    target = Target("cuda", arch, _int(t, "warp_size", 1))
+    if backend == "cuda":
+        if isinstance(arch, bool) or not isinstance(arch, int) or arch < 10:
+            raise RecordError(f"target arch {arch!r} is not an SM number like 90")
+    elif backend == "hip":
+        if not isinstance(arch, str) or not HIP_ARCH.match(arch):
+            raise RecordError(f"target arch {arch!r} is not an AMD gfx name like 'gfx942'")
+    else:
+        raise RecordError(f"target backend {backend!r} is not supported (cuda or hip)")
+    target = Target(backend, arch, _int(t, "warp_size", 1))
+    if target.is_hip and (d.get("ptx_embedded") or d.get("ptx_file") is not None):
+        raise RecordError("a hip variant cannot embed PTX (ptx_embedded/ptx_file are CUDA only)")
     algo_index = d.get("algo_index")
     if algo_index is not None and (isinstance(algo_index, bool) or not isinstance(algo_index, int)
                                    or algo_index < 0):

@@ -12,13 +12,6 @@
 #include "bench/gpu/tiny1.h"
 #include "bench/gpu/tiny8.h"
 
-/* The variant launchers of tiny1 (hidden symbols of the static library; declared here because
- * their headers are private to the library). */
-CUresult tiny1_a0_s0_sm80(CUstream stream, CUdeviceptr x_ptr, CUdeviceptr y_ptr,
-                          CUdeviceptr out_ptr, int32_t n);
-CUresult tiny1_a0_s0_sm90(CUstream stream, CUdeviceptr x_ptr, CUdeviceptr y_ptr,
-                          CUdeviceptr out_ptr, int32_t n);
-
 #define LB_N 1000 /* not a multiple of 16: tiny8's specialised variants all fail */
 #define LB_BLOCK 1024
 
@@ -84,7 +77,6 @@ static struct {
   CUfunction function;
   CUdeviceptr no_scratch;
   void *params[6];
-  CUresult (*variant)(CUstream, CUdeviceptr, CUdeviceptr, CUdeviceptr, int32_t);
 } lb;
 
 static int fail(int code, const char *fmt, const char *detail) {
@@ -226,10 +218,8 @@ int lb_init(int device, const char *cubin_dir) {
   int arch;
   if (lb.sm == 90) {
     arch = 90;
-    lb.variant = tiny1_a0_s0_sm90;
   } else if (lb.sm >= 80 && lb.sm < 90) {
     arch = 80;
-    lb.variant = tiny1_a0_s0_sm80;
   } else {
     char sm[16];
     snprintf(sm, sizeof sm, "%d", lb.sm);
@@ -271,7 +261,6 @@ int lb_is_fake(void) { return lb.fake; }
 const char *lb_method_name(int method) {
   switch (method) {
     case LB_RAW: return "raw cuLaunchKernel";
-    case LB_VARIANT: return "variant launcher";
     case LB_DISPATCH1: return "dispatcher, 1 variant";
     case LB_DISPATCH8: return "dispatcher, 8 variants (last matches)";
   }
@@ -293,14 +282,12 @@ static inline CUresult launch_raw(void) {
   return lb.launch_kernel(lb.function, grid, 1, 1, lb.block_threads, 1, 1, lb.shared, lb.stream,
                           lb.params, NULL);
 }
-static inline CUresult launch_variant(void) { return lb.variant(lb.stream, lb.x, lb.y, lb.out, lb.n); }
 static inline CUresult launch_dispatch1(void) { return tiny1(lb.stream, lb.x, lb.y, lb.out, lb.n, 0); }
 static inline CUresult launch_dispatch8(void) { return tiny8(lb.stream, lb.x, lb.y, lb.out, lb.n, 0); }
 
 static CUresult launch(int method) {
   switch (method) {
     case LB_RAW: return launch_raw();
-    case LB_VARIANT: return launch_variant();
     case LB_DISPATCH1: return launch_dispatch1();
     case LB_DISPATCH8: return launch_dispatch8();
   }
@@ -344,7 +331,6 @@ static CUresult run_loop(int method, long iters) {
   CUresult r = CUDA_SUCCESS;
   switch (method) {
     case LB_RAW: LOOP(launch_raw); break;
-    case LB_VARIANT: LOOP(launch_variant); break;
     case LB_DISPATCH1: LOOP(launch_dispatch1); break;
     case LB_DISPATCH8: LOOP(launch_dispatch8); break;
   }

@@ -3,7 +3,6 @@
  * Times back-to-back launches of the same tiny kernel (out = x + y, n = 1000 fp32, one CTA of
  * 128 threads) through:
  *   LB_RAW        cuLaunchKernel on a module loaded from tiny1's cubin (the floor)
- *   LB_VARIANT    tiny1's variant launcher (tiny1_a0_s0_smNN), called directly
  *   LB_DISPATCH1  tiny1's dispatcher (one variant)
  *   LB_DISPATCH8  tiny8's dispatcher (eight variants; only the last one's hints hold)
  * Every driver entry point is dlopen'ed from libcuda.so.1; nothing links libcuda.
@@ -19,7 +18,9 @@ extern "C" {
 
 #define LB_API __attribute__((visibility("default")))
 
-enum { LB_RAW = 0, LB_VARIANT = 1, LB_DISPATCH1 = 2, LB_DISPATCH8 = 3, LB_NUM_METHODS = 4 };
+/* (A library's variants have no entry points of their own since the one-C-file layout: the
+ * dispatcher is the launch path.) */
+enum { LB_RAW = 0, LB_DISPATCH1 = 1, LB_DISPATCH8 = 2, LB_NUM_METHODS = 3 };
 
 /* Opens the driver, makes device `device`'s primary context current, allocates the buffers,
  * creates a non-blocking stream and reads tiny1_a0_s0_smNN.cubin (NN: the device's SM, 80 or

@@ -16,3 +16,10 @@ TARGETS = [
     "cuda:80",
     "cuda:90",
 ]
+
+# AMD CDNA2 (MI200) and CDNA3 (MI300): one hsaco each, chosen by the device's gfx arch. Built with
+# no GPU and no ROCm; no AMD GPU has run them yet.
+HIP_TARGETS = [
+    "hip:gfx90a",
+    "hip:gfx942",
+]

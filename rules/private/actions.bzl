@@ -14,6 +14,20 @@ load(":toolchain_type.bzl", "TRITON_EXEC_GROUP")
 # (it runs a disassembler), so it is only built when asked for.
 IR_GROUPS = ["ptx", "ttir", "ttgir", "llir", "cubin"]
 
+# The same for hip targets: AMDGCN assembly and the hsaco instead of PTX and cubin.
+HIP_IR_GROUPS = ["ttir", "ttgir", "llir", "amdgcn", "hsaco"]
+
+def ir_groups(target):
+    """The IR output groups one variant of `target` ("cuda:90", "hip:gfx942") writes.
+
+    Args:
+      target: the target string.
+
+    Returns:
+      list of group names.
+    """
+    return HIP_IR_GROUPS if target.startswith("hip:") else IR_GROUPS
+
 # A fixed environment: nothing from the user's shell reaches the tools, so their outputs depend
 # only on their inputs (no HOME, PATH, CUDA_VISIBLE_DEVICES or TRITON_* leaks in).
 _ACTION_ENV = {
@@ -104,11 +118,12 @@ def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots,
       worker: whether to run in a persistent worker.
 
     Returns:
-      dict: "json" and each of IR_GROUPS -> File.
+      dict: "json" and each of ir_groups(variant.target) -> File.
     """
     prefix = "_triton/{}/{}".format(ctx.label.name, variant.symbol)
     outputs = {"json": ctx.actions.declare_file(prefix + ".json")}
-    for group in IR_GROUPS:
+    groups = ir_groups(variant.target)
+    for group in groups:
         outputs[group] = ctx.actions.declare_file("{}.{}".format(prefix, group))
 
     algo = variant.algo
@@ -134,7 +149,7 @@ def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots,
     args.add(variant.symbol, format = "--symbol=%s")
     args.add(variant.algo_index, format = "--algo_index=%s")
     args.add_all(import_roots, format_each = "--import_path=%s")
-    for key in ["json"] + IR_GROUPS:
+    for key in ["json"] + groups:
         args.add(outputs[key], format = "--out_" + key + "=%s")
 
     run_triton_tool(

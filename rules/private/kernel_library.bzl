@@ -7,7 +7,7 @@ load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
 load("@rules_cc//cc:find_cc_toolchain.bzl", "use_cc_toolchain")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("@rules_python//python:defs.bzl", "PyInfo")
-load(":actions.bzl", "IR_GROUPS", "compile_c_library", "compile_variant", "disassemble", "link_library")
+load(":actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "compile_c_library", "compile_variant", "disassemble", "link_library")
 load(":providers.bzl", "TritonKernelInfo")
 load(":toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
 load(":validate.bzl", "check_algos", "check_c_name", "check_specializations", "check_targets", "signature_entries")
@@ -63,23 +63,24 @@ def _triton_kernel_library_impl(ctx):
     kernel_inputs = depset(ctx.files.srcs, transitive = [d[PyInfo].transitive_sources for d in ctx.attr.deps])
     import_roots = _import_roots(ctx)
     worker = ctx.attr._persistent_worker[BuildSettingInfo].value
+    hip = targets[0].startswith("hip:")
     highest = archs[0]
     for arch in archs:
-        if int(arch) > int(highest):
+        if not hip and int(arch) > int(highest):
             highest = arch
 
     metadata, sass_files = [], []
-    ir = {group: [] for group in IR_GROUPS}
+    ir = {group: [] for group in IR_GROUPS + HIP_IR_GROUPS}
     for algo_index, algo in enumerate(algos):
         for spec_index, hints in enumerate(specializations):
             for target, arch in zip(targets, archs):
                 variant = struct(
-                    symbol = "{}_a{}_s{}_sm{}".format(c_name, algo_index, spec_index, arch),
+                    symbol = "{}_a{}_s{}_{}".format(c_name, algo_index, spec_index, arch if hip else "sm" + arch),
                     algo = algo,
                     algo_index = algo_index,
                     hints = hints,
                     target = target,
-                    highest_target = arch == highest,
+                    highest_target = not hip and arch == highest,
                 )
                 outputs = compile_variant(
                     ctx,
@@ -91,13 +92,17 @@ def _triton_kernel_library_impl(ctx):
                     worker = worker,
                 )
                 metadata.append(outputs["json"])
-                for group in IR_GROUPS:
-                    ir[group].append(outputs[group])
-                sass_files.append(disassemble(ctx, toolchain, symbol = variant.symbol, cubin = outputs["cubin"]))
+                for group, files in ir.items():
+                    if group in outputs:
+                        files.append(outputs[group])
+                if not hip:
+                    sass_files.append(disassemble(ctx, toolchain, symbol = variant.symbol, cubin = outputs["cubin"]))
 
-    # The link tool embeds the images the records name: cubins always, PTX for the fallback.
-    library = link_library(ctx, toolchain, c_name = c_name, metadata = metadata, images = ir["cubin"] + ir["ptx"])
-    cc_info = compile_c_library(ctx, c_file = library.c, header = library.h, runtime = ctx.attr._runtime[CcInfo])
+    # The link tool embeds the images the records name: cubins (or hsacos) always, PTX for the
+    # fallback. A HIP library is compiled with the HIP runtime.
+    library = link_library(ctx, toolchain, c_name = c_name, metadata = metadata, images = ir["cubin"] + ir["ptx"] + ir["hsaco"])
+    runtime = ctx.attr._hip_runtime if hip else ctx.attr._runtime
+    cc_info = compile_c_library(ctx, c_file = library.c, header = library.h, runtime = runtime[CcInfo])
     groups = {group: depset(files) for group, files in ir.items()}
     groups["sass"] = depset(sass_files)
     groups["metadata"] = depset(metadata)
@@ -106,7 +111,7 @@ def _triton_kernel_library_impl(ctx):
         DefaultInfo(files = depset([library.h])),
         cc_info,
         OutputGroupInfo(**groups),
-        TritonKernelInfo(name = c_name, header = library.h, metadata = groups["metadata"], cubins = groups["cubin"]),
+        TritonKernelInfo(name = c_name, header = library.h, metadata = groups["metadata"], cubins = groups["hsaco" if hip else "cubin"]),
     ]
 
 triton_kernel_library = rule(
@@ -124,7 +129,12 @@ C API (NAME = `c_name`, default the target name), compatible with Triton's link.
 `CUresult NAME(CUstream, args..., int algo_id)`, `NAME_default(CUstream, args...)`,
 `load_NAME()`, `unload_NAME()`, `NAME_get_num_algos()`, `NAME_get_algo_info(algo_id)`.
 
-Output groups: `ptx`, `ttir`, `ttgir`, `llir`, `cubin`, `sass`, `metadata`, `c_sources`.
+Output groups: `ptx`, `ttir`, `ttgir`, `llir`, `cubin`, `sass`, `metadata`, `c_sources`; for
+`hip:gfx...` targets `ttir`, `ttgir`, `llir`, `amdgcn`, `hsaco` (the others are empty).
+
+HIP (`targets = ["hip:gfx90a", "hip:gfx942"]`): the same API with HIP's types,
+`hipError_t NAME(hipStream_t, args..., int algo_id)` (pointers are `hipDeviceptr_t`), over
+libamdhip64 opened at run time. A library is CUDA or HIP, not both.
 
 The Triton actions run in the exec group `triton` (its own execution platform, resolved with the
 Triton toolchain): `exec_properties = {"triton.KEY": "VALUE"}` reaches only them, and a Triton
@@ -177,7 +187,7 @@ generic variant. At run time the most specialised variant whose hints hold is la
         "num_warps": attr.int(default = 4, doc = "Default num_warps for algos that do not set it."),
         "num_stages": attr.int(default = 3, doc = "Default num_stages for algos that do not set it."),
         "targets": attr.string_list(
-            doc = "GPU targets, e.g. [\"cuda:80\", \"cuda:90\"]. Default: the `--@rules_triton//:targets` flag.",
+            doc = "GPU targets, e.g. [\"cuda:80\", \"cuda:90\"] or [\"hip:gfx90a\", \"hip:gfx942\"] (one backend per library). Default: the `--@rules_triton//:targets` flag.",
         ),
         "embed_ptx": attr.bool(
             default = False,
@@ -190,6 +200,7 @@ generic variant. At run time the most specialised variant whose hints hold is la
         "_cc_toolchain": attr.label(default = Label("@bazel_tools//tools/cpp:current_cc_toolchain")),
         # The C runtime every library's C calls into (compiled once, not per library).
         "_runtime": attr.label(default = Label("//runtime"), providers = [CcInfo]),
+        "_hip_runtime": attr.label(default = Label("//runtime:hip"), providers = [CcInfo]),
     },
     toolchains = use_cc_toolchain(),
     # The Triton actions run in the `triton` exec group (exec_properties "triton.KEY").

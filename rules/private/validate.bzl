@@ -76,8 +76,19 @@ def signature_entries(label, signature):
             algo_constexprs.append(entry)
     return entries, algo_constexprs
 
+_HEX = "0123456789abcdef"
+
+def _check_hip_target(label, attr, target, arch):
+    digits = arch[3:] if arch.startswith("gfx") else ""
+    ok = len(digits) >= 3 and digits[:-2].isdigit()
+    for ch in digits.elems():
+        if ch not in _HEX:
+            ok = False
+    if not ok:
+        _err(label, attr, "'{}' is not a target; write \"hip:gfx<arch>\", e.g. \"hip:gfx90a\" or \"hip:gfx942\"".format(target))
+
 def check_targets(label, attr, targets):
-    """Checks the GPU targets ("cuda:80", ...).
+    """Checks the GPU targets ("cuda:80", "hip:gfx942", ...): all of one backend.
 
     Args:
       label: the target's label (for messages).
@@ -85,24 +96,29 @@ def check_targets(label, attr, targets):
       targets: list of target strings.
 
     Returns:
-      The SM numbers as strings ("80", ...), one per target.
+      The archs as strings ("80", "gfx942", ...), one per target.
     """
     if not targets:
-        _err(label, attr, "is empty; give at least one target such as \"cuda:90\"")
+        _err(label, attr, "is empty; give at least one target such as \"cuda:90\" or \"hip:gfx942\"")
     seen = {}
     archs = []
     for target in targets:
         parts = target.split(":")
         arch = parts[1] if len(parts) == 2 else ""
-        digits = arch[:-1] if arch.endswith("a") else arch
-        if len(parts) != 2 or parts[0] != "cuda" or not digits or not digits.isdigit():
-            _err(label, attr, "'{}' is not a target; write \"cuda:<sm>\", e.g. \"cuda:80\" or \"cuda:90\"".format(target))
-        if arch.endswith("a"):
-            _err(label, attr, "'{}': write \"cuda:{}\"; Triton already compiles sm_90 and newer for the arch-specific sm_{}a".format(target, digits, digits))
-        if int(digits) < 75:
-            _err(label, attr, "'{}': Triton 3.6 supports sm_75 and newer".format(target))
+        if len(parts) == 2 and parts[0] == "hip":
+            _check_hip_target(label, attr, target, arch)
+        else:
+            digits = arch[:-1] if arch.endswith("a") else arch
+            if len(parts) != 2 or parts[0] != "cuda" or not digits or not digits.isdigit():
+                _err(label, attr, "'{}' is not a target; write \"cuda:<sm>\" (e.g. \"cuda:90\") or \"hip:gfx<arch>\" (e.g. \"hip:gfx942\")".format(target))
+            if arch.endswith("a"):
+                _err(label, attr, "'{}': write \"cuda:{}\"; Triton already compiles sm_90 and newer for the arch-specific sm_{}a".format(target, digits, digits))
+            if int(digits) < 75:
+                _err(label, attr, "'{}': Triton 3.6 supports sm_75 and newer".format(target))
         if target in seen:
             _err(label, attr, "'{}' is listed twice".format(target))
+        if parts[0] != targets[0].split(":")[0]:
+            _err(label, attr, "mixes CUDA and HIP targets ('{}' and '{}'); a library is one backend (its C API uses that backend's types): make one library per backend".format(targets[0], target))
         seen[target] = True
         archs.append(arch)
     return archs

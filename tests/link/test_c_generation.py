@@ -176,7 +176,8 @@ def test_variant_with_argument_named_stream_compiles(tmp_path):
     (dict(format="other"), "metadata format"),
     (dict(ptx_embedded=True), "no PTX text"),
     (dict(num_warps=0), "num_warps"),
-    (dict(target={"backend": "hip", "arch": 90, "warp_size": 64}), "cuda only"),
+    (dict(target={"backend": "hip", "arch": 90, "warp_size": 64}), "not an AMD gfx name"),
+    (dict(target={"backend": "rocm", "arch": "gfx942", "warp_size": 64}), "(cuda or hip)"),
 ])
 def test_variant_validation(change, err):
     meta = _meta()

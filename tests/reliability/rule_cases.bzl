@@ -37,6 +37,16 @@ RULE_CASES = [
         expected = ["attribute 'targets': 'CUDA:90' is not a target", "write \"cuda:<sm>\""],
     ),
     struct(
+        id = "rule_targets_mixed_backends",
+        attrs = dict(targets = ["cuda:90", "hip:gfx942"]),
+        expected = ["attribute 'targets': mixes CUDA and HIP targets ('cuda:90' and 'hip:gfx942')", "make one library per backend"],
+    ),
+    struct(
+        id = "rule_targets_hip_not_gfx",
+        attrs = dict(targets = ["hip:mi300"]),
+        expected = ["attribute 'targets': 'hip:mi300' is not a target", "write \"hip:gfx<arch>\""],
+    ),
+    struct(
         id = "rule_targets_arch_suffix",
         attrs = dict(targets = ["cuda:90a"]),
         expected = ["attribute 'targets': 'cuda:90a'", "write \"cuda:90\""],

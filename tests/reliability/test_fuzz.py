@@ -39,6 +39,7 @@ from triton_aot import compile as tool
 from triton_aot import grid as G
 from triton_aot import signature as S
 from triton_aot.errors import UserError
+from triton_aot.variant import Target
 
 RUNTIME_DIR = Path(__file__).resolve().parent.parent.parent / "runtime"  # trt_runtime.h
 
@@ -241,7 +242,7 @@ def render(sig: S.BoundSignature, grid: G.Grid, symbol: str) -> str | None:
                                      num_ctas=1, shared=0, global_scratch_size=0,
                                      global_scratch_align=1, profile_scratch_size=0,
                                      profile_scratch_align=1, triton_version="3.6.0")
-    target = types.SimpleNamespace(backend="cuda", arch=90, warp_size=32)
+    target = Target("cuda", 90, 32)
     record = tool.build_record(args, "fuzz.py", target, sig, grid, compiled)
     try:
         c_text, _ = c_variant.render(record, FAKE_CUBIN, None)

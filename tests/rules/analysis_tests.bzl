@@ -217,6 +217,30 @@ _ACCEPTED_SIGNATURES = [
     ("*fp32, *fp32, i32, None, True, BLOCK", {"BLOCK": 64}),
 ]
 
+# --- hip (AMD) targets ---------------------------------------------------------------------------
+
+def _hip_test_impl(ctx):
+    env = analysistest.begin(ctx)
+    compiles = _compile_actions(env)
+    asserts.equals(env, 2, len(compiles), "one compile per gfx target")
+    asserts.equals(env, ["hip:gfx90a", "hip:gfx942"], sorted([_flag_values(a, "target")[0] for a in compiles]))
+    for action in compiles:
+        outs = [f.extension for f in action.outputs.to_list()]
+        asserts.equals(env, sorted(["json", "hsaco", "ttir", "ttgir", "llir", "amdgcn"]), sorted(outs))
+        asserts.equals(env, [], _flag_values(action, "out_cubin"), "no cubin for AMD")
+    asserts.equals(env, [], _actions(env, "TritonSass"), "no SASS for AMD")
+    groups = analysistest.target_under_test(env)[OutputGroupInfo]
+    for group in ["ttir", "ttgir", "llir", "amdgcn", "hsaco", "metadata"]:
+        asserts.equals(env, 2, len(getattr(groups, group).to_list()), "output group " + group)
+    link = _actions(env, "TritonLink")
+    asserts.equals(env, 1, len(link))
+    inputs = _basenames(link[0].inputs.to_list())
+    for symbol in ["add_hip_a0_s0_gfx90a", "add_hip_a0_s0_gfx942"]:
+        asserts.true(env, symbol + ".hsaco" in inputs, "the link step reads " + symbol + ".hsaco")
+    return analysistest.end(env)
+
+hip_test = analysistest.make(_hip_test_impl)
+
 def analysis_test_suite(name):
     """Declares every analysis test.
 
@@ -233,6 +257,7 @@ def analysis_test_suite(name):
         (cc_info_test, ":add"),
         (targets_flag_test, ":add_default_targets"),
         (hub_toolchain_test, ":hub_toolchain"),
+        (hip_test, ":add_hip"),
     ]:
         test_name = "{}_{}_{}".format(name, len(tests), subject.lstrip(":"))
         test_rule(name = test_name, target_under_test = subject)
