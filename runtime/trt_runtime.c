@@ -414,3 +414,58 @@ CUresult trt_select_target(trt_slot **cache, const trt_target *targets, int n,
   *out = t; /* still correct when the cache insert ran out of memory: just not cached */
   return CUDA_SUCCESS;
 }
+
+/* ---- device attributes for grids: per-context cache ------------------------------------------ */
+
+static const CUdevice_attribute trt_attr_ids[TRT_NUM_ATTRS] = {
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, /* TRT_ATTR_NUM_SMS */
+};
+/* One slot list per attribute; a slot's value is the attribute + 1 (0: not read yet). */
+static trt_slot *trt_attr_cache[TRT_NUM_ATTRS];
+
+CUresult trt_device_attribute(const trt_driver **d, unsigned long long *key, int which,
+                              int64_t *out) {
+  trt_slot *s;
+  CUresult r = CUDA_SUCCESS;
+  if (which < 0 || which >= TRT_NUM_ATTRS) return CUDA_ERROR_INVALID_VALUE;
+  if (*d == NULL) {
+    r = trt_driver_get(d);
+    if (r != CUDA_SUCCESS) {
+      *d = NULL;
+      return r;
+    }
+    r = trt_context_key(*d, key);
+    if (r != CUDA_SUCCESS) {
+      *d = NULL;
+      return r;
+    }
+  }
+  s = trt_slot_find(&trt_attr_cache[which], *key);
+  if (s != NULL) {
+    uintptr_t v = TRT_LOAD_ACQUIRE(&s->value);
+    if (v != 0) {
+      *out = (int64_t)(v - 1);
+      return CUDA_SUCCESS;
+    }
+  }
+  /* Read under the lock, so that threads racing on a context's first launch read it once. */
+  pthread_mutex_lock(&trt_lock);
+  s = trt_slot_find(&trt_attr_cache[which], *key);
+  if (s != NULL && s->value != 0) {
+    *out = (int64_t)(s->value - 1);
+  } else {
+    CUdevice dev = 0;
+    int value = 0;
+    r = (*d)->ctx_get_device(&dev);
+    if (r == CUDA_SUCCESS) r = (*d)->device_get_attribute(&value, trt_attr_ids[which], dev);
+    if (r == CUDA_SUCCESS && value < 0) r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS) {
+      s = trt_slot_get_or_add(&trt_attr_cache[which], *key);
+      /* out of memory for the slot: still correct, just not cached */
+      if (s != NULL) TRT_STORE_RELEASE(&s->value, (uintptr_t)value + 1);
+      *out = value;
+    }
+  }
+  pthread_mutex_unlock(&trt_lock);
+  return r;
+}

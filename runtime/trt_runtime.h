@@ -140,6 +140,18 @@ TRT_INTERNAL CUresult trt_kernel_launch_slow(const trt_driver *d, unsigned long 
                                              const int64_t grid[3], void **params,
                                              CUdeviceptr scratch[2]);
 
+/* Device attributes that grids may read (triton_aot.grid.DEVICE_ATTRS). */
+enum trt_attr {
+  TRT_ATTR_NUM_SMS = 0, /* CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT */
+  TRT_NUM_ATTRS
+};
+/* Device attribute `which` of the current context's device as int64, read from the driver once
+ * per context and cached (lock-free hit).  *d / *key: the driver table and the context's cache key
+ * when the caller has them (the dispatcher), else *d == NULL: looked up here and handed back, so
+ * that the launch that follows does not look them up again. */
+TRT_INTERNAL CUresult trt_device_attribute(const trt_driver **d, unsigned long long *key,
+                                           int which, int64_t *out);
+
 /* The launch, inline: a plain launch of a kernel already loaded in this context (no scratch, no
  * cluster, cooperative or PDL attribute) goes straight to cuLaunchKernel from the launcher, so
  * the dispatched path makes no call into the runtime beyond the target lookup. `info` is a static
@@ -207,6 +219,14 @@ TRT_INLINE int64_t trt_grid_mod(int64_t a, int64_t b) {
 }
 TRT_INLINE int64_t trt_grid_cdiv(int64_t a, int64_t b) {
   return trt_grid_div(trt_grid_sub(trt_grid_add(a, b), 1), b);
+}
+
+/* min(a, b) and max(a, b) of the grid language; an invalid operand makes the result invalid. */
+TRT_INLINE int64_t trt_grid_min(int64_t a, int64_t b) {
+  return (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID) ? TRT_GRID_INVALID : (a < b ? a : b);
+}
+TRT_INLINE int64_t trt_grid_max(int64_t a, int64_t b) {
+  return (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID) ? TRT_GRID_INVALID : (a > b ? a : b);
 }
 
 #ifdef __cplusplus

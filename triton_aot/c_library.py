@@ -60,11 +60,11 @@ class LibraryPlan:
 
 def _selector_body(plan: LibraryPlan, variants: tuple[Variant, ...],
                    backend: c_parts.Backend = c_parts.CUDA) -> CCode:
-    rargs = plan.first.runtime_args
+    rargs = plan.first.c_args
     lines, used = [], set()
     for v in variants:
         rec = v.record
-        kargs = rec.launcher_args
+        kargs = rec.launcher_c_args
         call = (f"trt_dispatch_{c_syntax.ident(rec.symbol, 'symbol')}(trt_driver_table, "
                 f"trt_context_key_, {c_parts.call_args(kargs, c_parts.stream_name(rargs))});")
         used.update(a.name for a in kargs)
@@ -91,7 +91,7 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
     t = Templates(template_dir)
     name = c_syntax.ident(plan.name, "--name")
     first = plan.first
-    rargs = first.runtime_args
+    rargs = first.c_args  # kernel arguments, then launch arguments
     backend = c_parts.backend_of(first)
     tag = backend.target_tag
     stream = c_parts.stream_name(rargs)

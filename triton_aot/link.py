@@ -182,6 +182,11 @@ def build_plan(variants: Sequence[Variant], name: str, header: str,
             raise UserError(f"different argument lists: {ref.label} has {_fmt_sig(ref)} but "
                             f"{v.label} has {_fmt_sig(v)}; every variant of a library must come "
                             "from the same --signature")
+        if v.record.launch_args != ref.record.launch_args:
+            la = lambda r: "(" + ", ".join(f"{a.name}: {a.type}" for a in r.launch_args) + ")"
+            raise UserError(f"different launch arguments: {ref.label} has {la(ref.record)} but "
+                            f"{v.label} has {la(v.record)}; every variant of a library must be "
+                            "compiled with the same --launch_args")
 
     # One backend per library: the C API's types are the backend's (docs/design.md).
     for v in variants:

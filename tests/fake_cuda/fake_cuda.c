@@ -50,7 +50,7 @@ struct CUmod_st {
 };
 
 typedef struct {
-  int cc_major, cc_minor, optin;
+  int cc_major, cc_minor, optin, num_sms;
 } device_t;
 
 typedef struct {
@@ -90,6 +90,7 @@ static struct {
   int num_counters;
   int load_delay_us;
   unsigned long long next_ctx_id;
+  int sm_count_reads[MAX_DEVICES]; /* cuDeviceGetAttribute(MULTIPROCESSOR_COUNT) per device */
 } g;
 
 static __thread CUcontext tls_current;
@@ -100,6 +101,7 @@ static void reset_locked(void) {
   g.devices[0].cc_major = 9;
   g.devices[0].cc_minor = 0;
   g.devices[0].optin = 232448;
+  g.devices[0].num_sms = 132;
   g.next_ptr = 0x7f0000000000ull;
   g.next_ctx_id = 1000;
 }
@@ -161,8 +163,27 @@ EXPORT void fake_cuda_set_device(int ordinal, int cc_major, int cc_minor, int op
   g.devices[ordinal].cc_major = cc_major;
   g.devices[ordinal].cc_minor = cc_minor;
   g.devices[ordinal].optin = optin;
+  if (g.devices[ordinal].num_sms == 0) g.devices[ordinal].num_sms = 132;
   if (ordinal >= g.num_devices) g.num_devices = ordinal + 1;
   pthread_mutex_unlock(&g_lock);
+}
+
+EXPORT void fake_cuda_set_num_sms(int ordinal, int num_sms) {
+  pthread_once(&init_once, init);
+  if (ordinal < 0 || ordinal >= MAX_DEVICES) return;
+  pthread_mutex_lock(&g_lock);
+  g.devices[ordinal].num_sms = num_sms;
+  pthread_mutex_unlock(&g_lock);
+}
+
+EXPORT int fake_cuda_sm_count_reads(int ordinal) {
+  int n;
+  pthread_once(&init_once, init);
+  if (ordinal < 0 || ordinal >= MAX_DEVICES) return -1;
+  pthread_mutex_lock(&g_lock);
+  n = g.sm_count_reads[ordinal];
+  pthread_mutex_unlock(&g_lock);
+  return n;
 }
 
 EXPORT CUcontext fake_cuda_create_context(int device) {
@@ -357,6 +378,10 @@ EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevic
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = g.devices[dev].cc_major; break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = g.devices[dev].cc_minor; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *pi = g.devices[dev].optin; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+      *pi = g.devices[dev].num_sms;
+      g.sm_count_reads[dev]++;
+      break;
     default: RETURN(CUDA_ERROR_INVALID_VALUE); /* generated code should ask for nothing else */
   }
   RETURN(CUDA_SUCCESS);

@@ -51,6 +51,9 @@ extern "C" {
 void fake_cuda_reset(void);
 /* Defines device `ordinal` (0..7), growing the device count as needed. */
 void fake_cuda_set_device(int ordinal, int cc_major, int cc_minor, int shared_optin_bytes);
+/* Multiprocessor count of device `ordinal` (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT; default 132,
+ * set by fake_cuda_set_device when 0). */
+void fake_cuda_set_num_sms(int ordinal, int num_sms);
 /* Creates a context on `device` (not made current). */
 CUcontext fake_cuda_create_context(int device);
 /* Makes `ctx` (may be NULL) current for the calling thread; same as cuCtxSetCurrent. */
@@ -67,6 +70,8 @@ void fake_cuda_set_load_delay_us(int microseconds);
 
 /* Calls of a driver entry point since the last reset, failed ones included. */
 int fake_cuda_call_count(const char *entry);
+/* Successful reads of CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT of device `ordinal` since reset. */
+int fake_cuda_sm_count_reads(int ordinal);
 
 typedef struct fake_cuda_load {
   int seq;

@@ -91,3 +91,19 @@ def test_launch_features(feat_lib, run_prog):
 @pytest.mark.parametrize("cplusplus", [False, True], ids=["c", "cxx"])
 def test_scalar_types(types_lib, run_prog, cplusplus):
     run_prog(types_lib, "types.c", cplusplus=cplusplus)
+
+
+@pytest.mark.parametrize("cplusplus", [False, True], ids=["c", "cxx"])
+def test_launch_args_and_device_attributes(launch_lib, run_prog, cplusplus):
+    """Launch-only arguments reach the grid and never the kernel; min/max; NUM_SMS read once per
+    context (also with 16 threads racing on a fresh context); failures not cached."""
+    out = run_prog(launch_lib, "launch.c", cplusplus=cplusplus)
+    assert out.stdout == "OK\n"
+
+
+def test_launch_args_in_the_header(launch_lib):
+    h = launch_lib.header.read_text()
+    assert ("CUresult rows(CUstream stream, CUdeviceptr out_ptr, int32_t n_cols, int32_t n_rows, "
+            "int64_t tiles, int algo_id);") in h
+    assert ("CUresult rows_default(CUstream stream, CUdeviceptr out_ptr, int32_t n_cols, "
+            "int32_t n_rows, int64_t tiles);") in h
