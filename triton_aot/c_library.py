@@ -52,7 +52,7 @@ class LibraryPlan:
 
     @property
     def first(self) -> VariantRecord:
-        return self.algos[0].variants[0][0].record
+        return self.all_variants()[0].record
 
     def all_variants(self) -> list[Variant]:
         return [v for algo in self.algos for per_target in algo.variants for v in per_target]
@@ -126,6 +126,9 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
     for ai, algo in enumerate(plan.algos):
         names = []
         for target, variants in zip(plan.targets, algo.variants):
+            if not variants:  # the algo is restricted to other targets (--algo_targets)
+                names.append("NULL")
+                continue
             selectors.append(t.render(backend.template("selector.c.tmpl"), name=name, algo_id=ai,
                                       tag=CCode(tag(target.arch)), params=params,
                                       body=_selector_body(plan, variants, backend)))
@@ -162,6 +165,9 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
     for ai, algo in enumerate(plan.algos):
         algo_lines.append(f" *   {ai}: {c_syntax.comment(algo.info)}\n")
         for target, variants in zip(plan.targets, algo.variants):
+            if not variants:
+                algo_lines.append(f" *       {tname(target.arch)}  (none: this algo is not "
+                                  "compiled for it; returns the no-binary error)\n")
             for v in variants:
                 algo_lines.append(f" *       {tname(target.arch)}  {v.record.symbol}  "
                                   f"{c_syntax.comment(v.record.hint_summary())}\n")

@@ -121,6 +121,8 @@ class VariantRecord:
     export_symbols: bool = False  # standalone variant C: default visibility
     # integers the grid uses that the kernel does not take: C API parameters after the kernel's
     launch_args: tuple[Arg, ...] = ()
+    # the targets this variant's algo is restricted to ("cuda:90", ...); None: every target
+    algo_targets: tuple[str, ...] | None = None
     format: str = field(default=FORMAT)
 
     # ---- views
@@ -209,6 +211,8 @@ class VariantRecord:
             parts.append("launch_pdl=1")
         if self.launch.maxnreg is not None:
             parts.append(f"maxnreg={self.launch.maxnreg}")
+        if self.algo_targets is not None:
+            parts.append(f"targets={','.join(self.algo_targets)}")
         return " ".join(parts)
 
     def constexpr_summary(self) -> str:
@@ -258,6 +262,8 @@ class VariantRecord:
                                 for a in self.launch_args]
         if self.launch.maxnreg is not None:
             d["maxnreg"] = self.launch.maxnreg
+        if self.algo_targets is not None:
+            d["algo_targets"] = list(self.algo_targets)
         return d
 
     def to_json(self) -> str:
@@ -295,7 +301,8 @@ _KEYS = frozenset(("format", "symbol", "kernel_name", "kernel_file", "target", "
                    "launch_pdl", "shared", "global_scratch_size", "global_scratch_align",
                    "profile_scratch_size", "profile_scratch_align", "grid", "grid_c",
                    "triton_version", "cubin_file", "cubin_sha256", "cubin_size", "ptx_embedded",
-                   "ptx_file", "export_symbols", "launch_args", "maxnreg"))
+                   "ptx_file", "export_symbols", "launch_args", "maxnreg",
+                   "algo_targets"))
 
 
 def _int(d: dict, key: str, minimum: int = 0) -> int:
@@ -427,6 +434,20 @@ def _from_dict(d: dict) -> VariantRecord:
                           f"{MAXNREG_MAX}")
     if maxnreg is not None and target.is_hip:
         raise RecordError("maxnreg is CUDA only; a hip variant cannot have one")
+    algo_targets = d.get("algo_targets")
+    if algo_targets is not None:
+        if (not isinstance(algo_targets, list) or not algo_targets
+                or not all(isinstance(t, str) for t in algo_targets)
+                or len(set(algo_targets)) != len(algo_targets)):
+            raise RecordError(f"algo_targets {algo_targets!r} is not a list of distinct targets")
+        for t in algo_targets:
+            b, _, a = t.partition(":")
+            if not ((b == "cuda" and a.isdigit()) or (b == "hip" and HIP_ARCH.match(a))):
+                raise RecordError(f"algo_targets entry {t!r} is not a target like 'cuda:90'")
+        if str(target) not in algo_targets:
+            raise RecordError(f"algo_targets {algo_targets!r} does not include the record's own "
+                              f"target {target}")
+        algo_targets = tuple(algo_targets)
     ptx_embedded = _bool(d, "ptx_embedded")
     constexprs = {a.name: a.value_repr for a in args if a.is_constexpr}
     if "constexprs" in d and d["constexprs"] != constexprs:
@@ -455,4 +476,5 @@ def _from_dict(d: dict) -> VariantRecord:
         ptx_embedded=ptx_embedded,
         export_symbols=_bool(d, "export_symbols"),
         launch_args=launch_args,
+        algo_targets=algo_targets,
     )

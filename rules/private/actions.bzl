@@ -138,6 +138,8 @@ def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots,
         args.add(variant.launch_args, format = "--launch_args=%s")
     if algo.get("maxnreg") != None:
         args.add(algo["maxnreg"], format = "--maxnreg=%s")
+    if algo.get("targets"):
+        args.add(",".join(algo["targets"]), format = "--algo_targets=%s")
     args.add(algo["num_warps"], format = "--num_warps=%s")
     args.add(algo["num_stages"], format = "--num_stages=%s")
     args.add(algo["num_ctas"], format = "--num_ctas=%s")

@@ -58,6 +58,7 @@ def _triton_kernel_library_impl(ctx):
         "num_warps": ctx.attr.num_warps,
         "num_stages": ctx.attr.num_stages,
         "grid": ctx.attr.grid,
+        "targets": targets,
     })
 
     kernel_file = _kernel_file(ctx)
@@ -75,6 +76,8 @@ def _triton_kernel_library_impl(ctx):
     for algo_index, algo in enumerate(algos):
         for spec_index, hints in enumerate(specializations):
             for target, arch in zip(targets, archs):
+                if algo["targets"] and target not in algo["targets"]:
+                    continue  # the algo is restricted to other targets
                 variant = struct(
                     symbol = "{}_a{}_s{}_{}".format(c_name, algo_index, spec_index, arch if hip else "sm" + arch),
                     algo = algo,

@@ -17,7 +17,7 @@ _NOT_CONSTEXPR_NAMES = {
     name: True
     for name in SCALAR_TYPES + FP8_TYPES + TYPE_ALIASES.keys() + LITERAL_NAMES
 }
-_ALGO_KEYS = ["constexprs", "num_warps", "num_stages", "num_ctas", "grid", "launch_pdl", "launch_cooperative_grid", "maxnreg"]
+_ALGO_KEYS = ["constexprs", "num_warps", "num_stages", "num_ctas", "grid", "launch_pdl", "launch_cooperative_grid", "maxnreg", "targets"]
 
 # Integer types a launch argument may have (the compile tool checks the rest).
 _LAUNCH_ARG_TYPES = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
@@ -279,6 +279,13 @@ def check_algos(label, algos, algo_constexprs, defaults):
         if maxnreg != None and (type(maxnreg) != "int" or maxnreg < 16 or maxnreg > 255):
             _err(label, "algos", "algos[{}]: maxnreg must be an int from 16 to 255, got {}".format(i, maxnreg))
         normalised["maxnreg"] = maxnreg
+        algo_targets = algo.get("targets", None)
+        if algo_targets != None:
+            if type(algo_targets) != "list" or not algo_targets:
+                _err(label, "algos", "algos[{}]: targets must be a non-empty list of the library's targets, got {}".format(i, algo_targets))
+            for t in algo_targets:
+                if t not in defaults["targets"]:
+                    _err(label, "algos", "algos[{}]: target '{}' is not one of the library's targets ({}); an algo's targets restrict the library's".format(i, t, ", ".join(defaults["targets"])))
         for key in ("num_warps", "num_stages", "num_ctas"):
             value = normalised[key]
             if type(value) != "int" or value < 1:
@@ -291,6 +298,7 @@ def check_algos(label, algos, algo_constexprs, defaults):
             _err(label, "grid", "no grid: set 'grid' on the library or on algos[{}]".format(i))
         normalised["grid"] = _grid_for(label, i, grid_template, constexprs)
         key = json.encode({k: normalised[k] for k in sorted(normalised.keys()) if k != "grid"})
+        normalised["targets"] = algo_targets
         if key in seen:
             _err(label, "algos", "algos[{}] and algos[{}] are the same algo; remove one".format(seen[key], i))
         seen[key] = i

@@ -619,3 +619,16 @@ def test_launch_arg_and_maxnreg_errors(tmp_path, extra, message):
     err = io.StringIO()
     assert run_command_line(argv, err) == 1
     assert message in err.getvalue(), err.getvalue()
+
+
+def test_algo_targets_recorded(tmp_path):
+    argv = [f"--kernel_path={KERNELS / 'add.py'}", *ADD_FLAGS, "--target=cuda:90",
+            "--algo_targets=cuda:90, cuda:100", *out_flags(tmp_path, ["json"])]
+    err = io.StringIO()
+    assert run_command_line(argv, err) == 0, err.getvalue()
+    meta = json.loads((tmp_path / "k.json").read_text())
+    assert meta["algo_targets"] == ["cuda:90", "cuda:100"]
+    argv[-2] = "--algo_targets=cuda:90,cuda:90"
+    err = io.StringIO()
+    assert run_command_line(argv, err) == 1
+    assert "--algo_targets: cuda:90 is listed twice" in err.getvalue()

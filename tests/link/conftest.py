@@ -50,6 +50,11 @@ def launch_lib(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def restricted_lib(tmp_path_factory):
+    return harness.build(tmp_path_factory.mktemp("restr"), "restr", libs.restricted_variants())
+
+
+@pytest.fixture(scope="session")
 def types_lib(tmp_path_factory):
     return harness.build(tmp_path_factory.mktemp("types"), "types_lib", libs.types_variants())
 

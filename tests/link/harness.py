@@ -120,7 +120,8 @@ def variant(symbol: str, args: list[dict], *, kernel_name: str = "k", arch: int 
             num_ctas: int = 1, cooperative: bool = False, pdl: bool = False, shared: int = 0,
             global_scratch: tuple[int, int] = (0, 1), profile_scratch: tuple[int, int] = (0, 1),
             grid_c=("1", "1", "1"), ptx_embedded: bool = False,
-            launch_args: list[tuple[str, str]] | None = None, maxnreg: int | None = None) -> dict:
+            launch_args: list[tuple[str, str]] | None = None, maxnreg: int | None = None,
+            algo_targets: list[str] | None = None) -> dict:
     meta = {
         "format": record_mod.FORMAT,
         "symbol": symbol,
@@ -144,6 +145,8 @@ def variant(symbol: str, args: list[dict], *, kernel_name: str = "k", arch: int 
                                for n, t in launch_args]
     if maxnreg is not None:
         meta["maxnreg"] = maxnreg
+    if algo_targets is not None:
+        meta["algo_targets"] = algo_targets
     return meta
 
 

@@ -80,6 +80,22 @@ def launch_variants() -> list[dict]:
     ]
 
 
+def restricted_variants(algo1_targets=("cuda:90",), archs1=(90,)) -> list[dict]:
+    """`restr(out_ptr, n)`: algo 0 on sm_80 and sm_90; algo 1 (an fp8-style algo) declared and
+    compiled for sm_90 only, with an aligned and a generic variant."""
+    args = lambda block, n=None: [arg("out_ptr", "*fp32"), arg("n", "i32", n),
+                                  constexpr("BLOCK", block)]
+    grid = ("(int64_t)n", "(int64_t)1", "(int64_t)1")
+    out = [variant(f"restr_a0_sm{a}", args(64), kernel_name="restr_kernel", arch=a,
+                   algo_index=0, grid_c=grid) for a in (80, 90)]
+    for a in archs1:
+        for spec, hint in (("d16", 16), ("gen", None)):
+            out.append(variant(f"restr_a1_{spec}_sm{a}", args(128, hint), kernel_name="restr_kernel",
+                               arch=a, algo_index=1, grid_c=grid,
+                               algo_targets=list(algo1_targets)))
+    return out
+
+
 SCALAR_TYPES = ["i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp16", "bf16",
                 "fp32", "fp64"]
 

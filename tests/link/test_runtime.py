@@ -107,3 +107,10 @@ def test_launch_args_in_the_header(launch_lib):
             "int64_t tiles, int algo_id);") in h
     assert ("CUresult rows_default(CUstream stream, CUdeviceptr out_ptr, int32_t n_cols, "
             "int32_t n_rows, int64_t tiles);") in h
+
+
+def test_algo_restricted_to_some_targets(restricted_lib, run_prog):
+    """An algo compiled only for sm_90 (declared): CUDA_ERROR_NO_BINARY_FOR_GPU elsewhere."""
+    assert run_prog(restricted_lib, "restricted.c").stdout == "OK\n"
+    h = restricted_lib.header.read_text()
+    assert "sm_80  (none: this algo is not compiled for it" in h

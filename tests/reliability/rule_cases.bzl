@@ -122,6 +122,11 @@ RULE_CASES = [
         expected = ["attribute 'launch_args': 'scale' has type 'fp32'", "launch arguments are integers"],
     ),
     struct(
+        id = "rule_algo_target_not_in_library",
+        attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 64}, targets = ["cuda:90"])]),
+        expected = ["attribute 'algos': algos[0]: target 'cuda:90' is not one of the library's targets (cuda:80)", "an algo's targets restrict the library's"],
+    ),
+    struct(
         id = "rule_algo_maxnreg",
         attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 64}, maxnreg = 300)]),
         expected = ["attribute 'algos': algos[0]: maxnreg must be an int from 16 to 255, got 300", "from 16 to 255"],
