@@ -55,6 +55,8 @@ typedef CUresult (*trt_pfn_launch_kernel)(CUfunction, unsigned int, unsigned int
 typedef CUresult (*trt_pfn_launch_kernel_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
 typedef CUresult (*trt_pfn_mem_alloc_async)(CUdeviceptr *, size_t, CUstream);
 typedef CUresult (*trt_pfn_mem_free_async)(CUdeviceptr, CUstream);
+typedef CUresult (*trt_pfn_stream_get_id)(CUstream, unsigned long long *);
+typedef CUresult (*trt_pfn_stream_is_capturing)(CUstream, CUstreamCaptureStatus *);
 
 typedef struct trt_driver {
   CUresult status; /* CUDA_SUCCESS once every required entry point resolved */
@@ -72,6 +74,8 @@ typedef struct trt_driver {
   trt_pfn_launch_kernel_ex launch_kernel_ex; /* CUDA 11.8 */
   trt_pfn_mem_alloc_async mem_alloc_async;   /* CUDA 11.2 */
   trt_pfn_mem_free_async mem_free_async;     /* CUDA 11.2 */
+  trt_pfn_stream_get_id stream_get_id;       /* CUDA 12.0: reusable scratch per stream */
+  trt_pfn_stream_is_capturing stream_is_capturing; /* CUDA 10.0: no reuse under capture */
 } trt_driver;
 
 /* ---- per-context cache ----------------------------------------------------------------------
