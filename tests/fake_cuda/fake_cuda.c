@@ -381,6 +381,14 @@ EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
   RETURN(CUDA_SUCCESS);
 }
 
+EXPORT int fake_cuda_has_stream_ids(void) {
+#ifdef FAKE_CUDA_NO_CTX_GET_ID
+  return 0;
+#else
+  return 1;
+#endif
+}
+
 EXPORT void fake_cuda_set_capturing(CUstream stream, int on) {
   int i;
   pthread_once(&init_once, init);

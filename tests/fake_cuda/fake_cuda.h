@@ -56,6 +56,9 @@ void fake_cuda_set_device(int ordinal, int cc_major, int cc_minor, int shared_op
 /* Multiprocessor count of device `ordinal` (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT; default 132,
  * set by fake_cuda_set_device when 0). */
 void fake_cuda_set_num_sms(int ordinal, int num_sms);
+/* 1 when this fake has cuCtxGetId and cuStreamGetId (scratch buffers are then reused per
+ * stream), 0 when built with FAKE_CUDA_NO_CTX_GET_ID. */
+int fake_cuda_has_stream_ids(void);
 /* Marks `stream` as capturing a CUDA graph (cuStreamIsCapturing says ACTIVE) or not. */
 void fake_cuda_set_capturing(CUstream stream, int on);
 /* Creates a context on `device` (not made current). */
