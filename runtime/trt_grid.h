@@ -45,4 +45,12 @@ TRT_GRID_INLINE int64_t trt_grid_cdiv(int64_t a, int64_t b) {
   return trt_grid_div(trt_grid_sub(trt_grid_add(a, b), 1), b);
 }
 
+/* min(a, b) and max(a, b) of the grid language; an invalid operand makes the result invalid. */
+TRT_GRID_INLINE int64_t trt_grid_min(int64_t a, int64_t b) {
+  return (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID) ? TRT_GRID_INVALID : (a < b ? a : b);
+}
+TRT_GRID_INLINE int64_t trt_grid_max(int64_t a, int64_t b) {
+  return (a == TRT_GRID_INVALID || b == TRT_GRID_INVALID) ? TRT_GRID_INVALID : (a > b ? a : b);
+}
+
 #endif /* RULES_TRITON_TRT_GRID_H_ */

@@ -49,6 +49,8 @@ static void trt_driver_init(void) {
   TRT_RESOLVE(lib, launch_kernel_ex, "cuLaunchKernelEx");
   TRT_RESOLVE(lib, mem_alloc_async, "cuMemAllocAsync");
   TRT_RESOLVE(lib, mem_free_async, "cuMemFreeAsync");
+  TRT_RESOLVE(lib, stream_get_id, "cuStreamGetId");
+  TRT_RESOLVE(lib, stream_is_capturing, "cuStreamIsCapturing");
   if (!trt_drv.ctx_get_current || !trt_drv.ctx_get_device || !trt_drv.device_get_attribute ||
       !trt_drv.module_load_data || !trt_drv.module_unload || !trt_drv.module_get_function ||
       !trt_drv.func_set_attribute || !trt_drv.launch_kernel) {
@@ -283,6 +285,107 @@ static CUresult trt_scratch_alloc(const trt_driver *d, unsigned long long per_ct
   return CUDA_SUCCESS;
 }
 
+/* ---- reusable scratch: one buffer per (context, stream) -------------------------------------
+ * Launches on one stream run in order, so one buffer per stream can serve every scratch-using
+ * kernel launched there without events: a kernel never overlaps the next one that reuses the
+ * buffer. Two streams run concurrently, so each has its own buffer. Growth frees the old buffer
+ * with cuMemFreeAsync on the same stream (after the kernels that used it) and allocates the new
+ * one there. The slot's mutex is held from reading the buffer to enqueueing the launch: otherwise
+ * thread A could read the buffer, thread B grow it (enqueue the free), and A enqueue a kernel on
+ * freed memory. Not used (per-launch cuMemAllocAsync/cuMemFreeAsync instead) when the stream is
+ * capturing a graph (the graph gets its own memory nodes; a cached pointer would outlive or race
+ * with the replays), for CU_STREAM_PER_THREAD (one handle, one stream per thread), and on drivers
+ * without cuCtxGetId/cuStreamGetId (their keys are handles, which the driver reuses after a
+ * destroy while the old stream's work may still run). Buffers live until their context goes
+ * away: one per stream that ever launched a scratch-using kernel. */
+typedef struct trt_scratch_slot {
+  struct trt_scratch_slot *next; /* immutable once published */
+  unsigned long long ctx_key;
+  unsigned long long stream_key;
+  pthread_mutex_t lock; /* guards ptr and bytes, held across the launch */
+  CUdeviceptr ptr;
+  unsigned long long bytes;
+} trt_scratch_slot;
+
+static trt_scratch_slot *trt_scratch_slots = NULL;
+
+/* The slot for (context, stream), or NULL when the buffer must not be reused (see above). */
+static trt_scratch_slot *trt_scratch_slot_for(const trt_driver *d, unsigned long long ctx_key,
+                                              CUstream stream) {
+  unsigned long long stream_key = 0;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  trt_scratch_slot *s;
+  if (d->ctx_get_id == NULL || d->stream_get_id == NULL || d->stream_is_capturing == NULL ||
+      stream == CU_STREAM_PER_THREAD)
+    return NULL;
+  if (d->stream_is_capturing(stream, &status) != CUDA_SUCCESS ||
+      status != CU_STREAM_CAPTURE_STATUS_NONE)
+    return NULL;
+  if (d->stream_get_id(stream, &stream_key) != CUDA_SUCCESS) return NULL;
+  for (s = TRT_LOAD_ACQUIRE(&trt_scratch_slots); s != NULL; s = s->next)
+    if (s->ctx_key == ctx_key && s->stream_key == stream_key) return s;
+  pthread_mutex_lock(&trt_lock);
+  for (s = trt_scratch_slots; s != NULL; s = s->next)
+    if (s->ctx_key == ctx_key && s->stream_key == stream_key) break;
+  if (s == NULL) {
+    s = (trt_scratch_slot *)calloc(1, sizeof *s);
+    if (s != NULL && pthread_mutex_init(&s->lock, NULL) != 0) {
+      free(s);
+      s = NULL;
+    }
+    if (s != NULL) {
+      s->ctx_key = ctx_key;
+      s->stream_key = stream_key;
+      s->next = trt_scratch_slots;
+      TRT_STORE_RELEASE(&trt_scratch_slots, s);
+    }
+  }
+  pthread_mutex_unlock(&trt_lock);
+  return s; /* NULL when out of memory: the per-launch path still works */
+}
+
+/* Caller holds s->lock. Makes the slot's buffer hold global then profile scratch for `ctas` CTAs
+ * and points scratch[0], scratch[1] into it. */
+static CUresult trt_scratch_reserve(const trt_driver *d, trt_scratch_slot *s,
+                                    const trt_kernel_info *k, unsigned long long ctas,
+                                    CUstream stream, CUdeviceptr scratch[2]) {
+  unsigned long long gbytes = 0, pbytes = 0, need = 0, ga = k->global_scratch_align,
+                     pa = k->profile_scratch_align;
+  CUdeviceptr g, p;
+  if (d->mem_alloc_async == NULL || d->mem_free_async == NULL) return CUDA_ERROR_NOT_SUPPORTED;
+  if (ga == 0 || (ga & (ga - 1)) != 0 || pa == 0 || (pa & (pa - 1)) != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  /* worst case over any base address: enough for both regions at their alignments */
+  if (__builtin_mul_overflow(k->global_scratch_size, ctas, &gbytes) ||
+      __builtin_mul_overflow(k->profile_scratch_size, ctas, &pbytes) ||
+      __builtin_add_overflow(gbytes, pbytes, &need) ||
+      __builtin_add_overflow(need, (ga - 1) + (pa - 1), &need) ||
+      (unsigned long long)(size_t)need != need)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (s->bytes < need) {
+    unsigned long long grow = s->bytes > need / 2 ? 2 * s->bytes : need; /* at least doubles */
+    CUdeviceptr fresh = 0;
+    CUresult r;
+    if ((unsigned long long)(size_t)grow != grow) grow = need;
+    if (s->ptr != 0) {
+      /* stream-ordered: runs after every kernel this stream launched with the old buffer */
+      r = d->mem_free_async(s->ptr, stream);
+      if (r != CUDA_SUCCESS) return r; /* the old buffer stays valid and cached */
+      s->ptr = 0;
+      s->bytes = 0;
+    }
+    r = d->mem_alloc_async(&fresh, (size_t)grow, stream);
+    if (r != CUDA_SUCCESS) return r;
+    s->ptr = fresh;
+    s->bytes = grow;
+  }
+  g = (s->ptr + (ga - 1)) & ~(CUdeviceptr)(ga - 1);
+  p = (g + gbytes + (pa - 1)) & ~(CUdeviceptr)(pa - 1);
+  scratch[0] = k->global_scratch_size != 0 ? g : 0;
+  scratch[1] = k->profile_scratch_size != 0 ? p : 0;
+  return CUDA_SUCCESS;
+}
+
 static CUresult trt_launch_ex(const trt_driver *d, const trt_kernel_info *k, CUfunction fn,
                               unsigned int gx, unsigned int gy, unsigned int gz, CUstream stream,
                               void **params) {
@@ -325,6 +428,16 @@ static CUresult trt_launch_ex(const trt_driver *d, const trt_kernel_info *k, CUf
   return d->launch_kernel_ex(&cfg, fn, params, NULL);
 }
 
+static CUresult trt_launch_fn(const trt_driver *d, const trt_kernel_info *info, CUfunction fn,
+                              unsigned long long gx, const int64_t grid[3], CUstream stream,
+                              void **params) {
+  if (info->num_ctas != 1 || info->cooperative || info->pdl)
+    return trt_launch_ex(d, info, fn, (unsigned int)gx, (unsigned int)grid[1],
+                         (unsigned int)grid[2], stream, params);
+  return d->launch_kernel(fn, (unsigned int)gx, (unsigned int)grid[1], (unsigned int)grid[2],
+                          info->block_x, 1, 1, info->shared, stream, params, NULL);
+}
+
 /* Launches kernel `k` on a grid of `grid` (in clusters along x when num_ctas > 1, as Triton's own
  * launcher does).  The last two entries of `params` (global_scratch and profile_scratch, which
  * every Triton 3.6 kernel takes) point at scratch[0] and scratch[1], which are filled in here.
@@ -349,24 +462,30 @@ CUresult trt_kernel_launch_slow(const trt_driver *d, unsigned long long key, trt
   if (__builtin_mul_overflow(gx, (unsigned long long)grid[1], &ctas) ||
       __builtin_mul_overflow(ctas, (unsigned long long)grid[2], &ctas))
     return CUDA_ERROR_INVALID_VALUE;
-  if (d == NULL)
-    r = trt_kernel_function(k, &d, &fn);
-  else
-    r = trt_kernel_function_in(d, k, key, &fn);
+  if (d == NULL) {
+    r = trt_driver_get(&d);
+    if (r != CUDA_SUCCESS) return r;
+    r = trt_context_key(d, &key);
+    if (r != CUDA_SUCCESS) return r;
+  }
+  r = trt_kernel_function_in(d, k, key, &fn);
   if (r != CUDA_SUCCESS) return r;
+  if (info->global_scratch_size != 0 || info->profile_scratch_size != 0) {
+    trt_scratch_slot *slot = trt_scratch_slot_for(d, key, stream);
+    if (slot != NULL) {
+      pthread_mutex_lock(&slot->lock);
+      r = trt_scratch_reserve(d, slot, info, ctas, stream, scratch);
+      if (r == CUDA_SUCCESS) r = trt_launch_fn(d, info, fn, gx, grid, stream, params);
+      pthread_mutex_unlock(&slot->lock);
+      return r;
+    }
+  }
   r = trt_scratch_alloc(d, info->global_scratch_size, info->global_scratch_align, ctas, stream,
                         &gs_raw, &scratch[0]);
   if (r != CUDA_SUCCESS) return r;
   r = trt_scratch_alloc(d, info->profile_scratch_size, info->profile_scratch_align, ctas, stream,
                         &ps_raw, &scratch[1]);
-  if (r == CUDA_SUCCESS) {
-    if (info->num_ctas != 1 || info->cooperative || info->pdl)
-      r = trt_launch_ex(d, info, fn, (unsigned int)gx, (unsigned int)grid[1], (unsigned int)grid[2],
-                        stream, params);
-    else
-      r = d->launch_kernel(fn, (unsigned int)gx, (unsigned int)grid[1], (unsigned int)grid[2],
-                           info->block_x, 1, 1, info->shared, stream, params, NULL);
-  }
+  if (r == CUDA_SUCCESS) r = trt_launch_fn(d, info, fn, gx, grid, stream, params);
   /* Stream-ordered frees run after the kernel; they are issued even when the launch failed. */
   if (ps_raw != 0) {
     r2 = d->mem_free_async(ps_raw, stream);
@@ -413,4 +532,59 @@ CUresult trt_select_target(trt_slot **cache, const trt_target *targets, int n,
   pthread_mutex_unlock(&trt_lock);
   *out = t; /* still correct when the cache insert ran out of memory: just not cached */
   return CUDA_SUCCESS;
+}
+
+/* ---- device attributes for grids: per-context cache ------------------------------------------ */
+
+static const CUdevice_attribute trt_attr_ids[TRT_NUM_ATTRS] = {
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, /* TRT_ATTR_NUM_SMS */
+};
+/* One slot list per attribute; a slot's value is the attribute + 1 (0: not read yet). */
+static trt_slot *trt_attr_cache[TRT_NUM_ATTRS];
+
+CUresult trt_device_attribute(const trt_driver **d, unsigned long long *key, int which,
+                              int64_t *out) {
+  trt_slot *s;
+  CUresult r = CUDA_SUCCESS;
+  if (which < 0 || which >= TRT_NUM_ATTRS) return CUDA_ERROR_INVALID_VALUE;
+  if (*d == NULL) {
+    r = trt_driver_get(d);
+    if (r != CUDA_SUCCESS) {
+      *d = NULL;
+      return r;
+    }
+    r = trt_context_key(*d, key);
+    if (r != CUDA_SUCCESS) {
+      *d = NULL;
+      return r;
+    }
+  }
+  s = trt_slot_find(&trt_attr_cache[which], *key);
+  if (s != NULL) {
+    uintptr_t v = TRT_LOAD_ACQUIRE(&s->value);
+    if (v != 0) {
+      *out = (int64_t)(v - 1);
+      return CUDA_SUCCESS;
+    }
+  }
+  /* Read under the lock, so that threads racing on a context's first launch read it once. */
+  pthread_mutex_lock(&trt_lock);
+  s = trt_slot_find(&trt_attr_cache[which], *key);
+  if (s != NULL && s->value != 0) {
+    *out = (int64_t)(s->value - 1);
+  } else {
+    CUdevice dev = 0;
+    int value = 0;
+    r = (*d)->ctx_get_device(&dev);
+    if (r == CUDA_SUCCESS) r = (*d)->device_get_attribute(&value, trt_attr_ids[which], dev);
+    if (r == CUDA_SUCCESS && value < 0) r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS) {
+      s = trt_slot_get_or_add(&trt_attr_cache[which], *key);
+      /* out of memory for the slot: still correct, just not cached */
+      if (s != NULL) TRT_STORE_RELEASE(&s->value, (uintptr_t)value + 1);
+      *out = value;
+    }
+  }
+  pthread_mutex_unlock(&trt_lock);
+  return r;
 }

@@ -57,6 +57,8 @@ typedef CUresult (*trt_pfn_launch_kernel)(CUfunction, unsigned int, unsigned int
 typedef CUresult (*trt_pfn_launch_kernel_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
 typedef CUresult (*trt_pfn_mem_alloc_async)(CUdeviceptr *, size_t, CUstream);
 typedef CUresult (*trt_pfn_mem_free_async)(CUdeviceptr, CUstream);
+typedef CUresult (*trt_pfn_stream_get_id)(CUstream, unsigned long long *);
+typedef CUresult (*trt_pfn_stream_is_capturing)(CUstream, CUstreamCaptureStatus *);
 
 typedef struct trt_driver {
   CUresult status; /* CUDA_SUCCESS once every required entry point resolved */
@@ -74,6 +76,8 @@ typedef struct trt_driver {
   trt_pfn_launch_kernel_ex launch_kernel_ex; /* CUDA 11.8 */
   trt_pfn_mem_alloc_async mem_alloc_async;   /* CUDA 11.2 */
   trt_pfn_mem_free_async mem_free_async;     /* CUDA 11.2 */
+  trt_pfn_stream_get_id stream_get_id;       /* CUDA 12.0: reusable scratch per stream */
+  trt_pfn_stream_is_capturing stream_is_capturing; /* CUDA 10.0: no reuse under capture */
 } trt_driver;
 
 /* ---- per-context cache ----------------------------------------------------------------------
@@ -141,6 +145,18 @@ TRT_INTERNAL CUresult trt_kernel_launch_slow(const trt_driver *d, unsigned long 
                                              trt_kernel *k, CUstream stream,
                                              const int64_t grid[3], void **params,
                                              CUdeviceptr scratch[2]);
+
+/* Device attributes that grids may read (triton_aot.grid.DEVICE_ATTRS). */
+enum trt_attr {
+  TRT_ATTR_NUM_SMS = 0, /* CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT */
+  TRT_NUM_ATTRS
+};
+/* Device attribute `which` of the current context's device as int64, read from the driver once
+ * per context and cached (lock-free hit).  *d / *key: the driver table and the context's cache key
+ * when the caller has them (the dispatcher), else *d == NULL: looked up here and handed back, so
+ * that the launch that follows does not look them up again. */
+TRT_INTERNAL CUresult trt_device_attribute(const trt_driver **d, unsigned long long *key,
+                                           int which, int64_t *out);
 
 /* The launch, inline: a plain launch of a kernel already loaded in this context (no scratch, no
  * cluster, cooperative or PDL attribute) goes straight to cuLaunchKernel from the launcher, so

@@ -52,7 +52,7 @@ class LibraryPlan:
 
     @property
     def first(self) -> VariantRecord:
-        return self.algos[0].variants[0][0].record
+        return self.all_variants()[0].record
 
     def all_variants(self) -> list[Variant]:
         return [v for algo in self.algos for per_target in algo.variants for v in per_target]
@@ -60,11 +60,11 @@ class LibraryPlan:
 
 def _selector_body(plan: LibraryPlan, variants: tuple[Variant, ...],
                    backend: c_parts.Backend = c_parts.CUDA) -> CCode:
-    rargs = plan.first.runtime_args
+    rargs = plan.first.c_args
     lines, used = [], set()
     for v in variants:
         rec = v.record
-        kargs = rec.launcher_args
+        kargs = rec.launcher_c_args
         call = (f"trt_dispatch_{c_syntax.ident(rec.symbol, 'symbol')}(trt_driver_table, "
                 f"trt_context_key_, {c_parts.call_args(kargs, c_parts.stream_name(rargs))});")
         used.update(a.name for a in kargs)
@@ -91,7 +91,7 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
     t = Templates(template_dir)
     name = c_syntax.ident(plan.name, "--name")
     first = plan.first
-    rargs = first.runtime_args
+    rargs = first.c_args  # kernel arguments, then launch arguments
     backend = c_parts.backend_of(first)
     tag = backend.target_tag
     stream = c_parts.stream_name(rargs)
@@ -126,6 +126,9 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
     for ai, algo in enumerate(plan.algos):
         names = []
         for target, variants in zip(plan.targets, algo.variants):
+            if not variants:  # the algo is restricted to other targets (--algo_targets)
+                names.append("NULL")
+                continue
             selectors.append(t.render(backend.template("selector.c.tmpl"), name=name, algo_id=ai,
                                       tag=CCode(tag(target.arch)), params=params,
                                       body=_selector_body(plan, variants, backend)))
@@ -162,6 +165,9 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
     for ai, algo in enumerate(plan.algos):
         algo_lines.append(f" *   {ai}: {c_syntax.comment(algo.info)}\n")
         for target, variants in zip(plan.targets, algo.variants):
+            if not variants:
+                algo_lines.append(f" *       {tname(target.arch)}  (none: this algo is not "
+                                  "compiled for it; returns the no-binary error)\n")
             for v in variants:
                 algo_lines.append(f" *       {tname(target.arch)}  {v.record.symbol}  "
                                   f"{c_syntax.comment(v.record.hint_summary())}\n")

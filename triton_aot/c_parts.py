@@ -11,6 +11,8 @@ from typing import Sequence
 from triton_aot import c_syntax
 from triton_aot.c_render import Templates
 from triton_aot.c_syntax import CCode
+from triton_aot.errors import UserError
+from triton_aot.grid import DEVICE_ATTRS
 from triton_aot.variant import Arg, VariantRecord
 
 
@@ -141,9 +143,11 @@ def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
     """`trt_dispatch_SYMBOL(driver, context key, stream, launcher args...)`."""
     symbol = c_syntax.ident(record.symbol, "symbol")
     args = record.launcher_args
-    stream = stream_name(args)
+    stream = stream_name(record.launcher_c_args)
     backend = backend_of(record)
     locals_, refs = [], []
+    for a in record.launch_args:  # only the grid reads them; an algo's grid may not
+        locals_.append(f"  (void){c_syntax.ident(a.name, 'launch argument name')};\n")
     for a in args:
         name = c_syntax.ident(a.name, "argument name")
         ctype = a.c_type
@@ -157,6 +161,19 @@ def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
             refs.append(f"&{name}")
     refs += ["&trt_scratch[0]", "&trt_scratch[1]"]  # global, profile scratch
     grid = [c_syntax.grid_expression(e, f"grid_c[{i}]") for i, e in enumerate(record.grid_c)]
+    prelude = []
+    if record.device_attrs and backend is HIP:
+        raise UserError(f"{record.symbol}: the grid reads {', '.join(record.device_attrs)}, "
+                        "which hip targets do not support yet; write the grid without it")
+    for attr in record.device_attrs:
+        var, enum, _ = DEVICE_ATTRS[attr]
+        # read once per context by the runtime; hands back the driver table and context key, so
+        # the launch below does not look them up again
+        prelude.append(
+            f"  int64_t {var} = 0;\n"
+            f"  CUresult trt_status_{var} = trt_device_attribute(&trt_driver_table, "
+            f"&trt_context_key_, {enum}, &{var});\n"
+            f"  if (trt_status_{var} != CUDA_SUCCESS) return trt_status_{var};\n")
     return t.render(
         backend.template("launcher.c.tmpl"),
         symbol=symbol,
@@ -164,7 +181,8 @@ def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
         hint_info=c_syntax.comment(record.hint_summary()),
         grid_info=c_syntax.comment(", ".join(record.grid)),
         linkage=linkage,
-        launcher_params=param_list(args, stream, backend),
+        launcher_params=param_list(record.launcher_c_args, stream, backend),
+        grid_prelude=CCode("".join(prelude)),
         grid_x=grid[0], grid_y=grid[1], grid_z=grid[2],
         param_locals=CCode("".join(locals_)),
         num_params=len(refs),

@@ -34,7 +34,7 @@ def render(record: VariantRecord, cubin: bytes, ptx: str | None, *,
     if ptx_image is not None:
         images.append(c_parts.render_image(t, ptx_image, [record.symbol + " (JIT fallback)"]))
     kernel_id = symbol
-    args = record.launcher_args
+    args = record.launcher_c_args
     stream = c_parts.stream_name(args)
     visibility = CCode("") if record.export_symbols else HIDDEN
     values = dict(

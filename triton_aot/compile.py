@@ -45,7 +45,13 @@ def define_flags(fv: flags.FlagValues) -> None:
       "from --constexprs.", flag_values=fv)
     s("hints", "", "Extra hints by parameter name: 'x_ptr:16 n:16 stride:1'.", flag_values=fv)
     s("constexprs", "", "Constexpr values: 'BLOCK=128,DTYPE=tl.float16'.", flag_values=fv)
-    s("grid", None, "1 to 3 grid expressions over integer arguments: 'cdiv(n, 128), 1, 1'.",
+    s("grid", None, "1 to 3 grid expressions over integer arguments: 'cdiv(n, 128), 1, 1'; "
+      "also min(a, b), max(a, b), NUM_SMS and --launch_args.", flag_values=fv)
+    s("launch_args", "", "Integers the grid uses that the kernel does not take, C API parameters "
+      "after the kernel's arguments: 'n_rows: i32, tiles: i64'.", flag_values=fv)
+    i("maxnreg", None, "Register cap per thread (ptxas .maxnreg), CUDA only.", flag_values=fv)
+    s("algo_targets", "", "The targets this variant's algo is restricted to ('cuda:90,cuda:100'; "
+      "must include --target); the link tool then allows the algo to lack the others.",
       flag_values=fv)
     # Defaults as upstream triton/tools/compile.py's, so its command lines keep their meaning.
     i("num_warps", 1, "Warps per CTA (power of two, 1..32).", flag_values=fv)
@@ -81,6 +87,9 @@ class ToolArgs:
     hints: str
     constexprs: str
     grid: str
+    launch_args: str
+    maxnreg: Optional[int]
+    algo_targets: str
     num_warps: int
     num_stages: int
     num_ctas: int
@@ -106,6 +115,7 @@ def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
     return ToolArgs(
         kernel_path=fv.kernel_path, kernel_name=fv.kernel_name, signature=fv.signature,
         hints=fv.hints or "", constexprs=fv.constexprs or "", grid=fv.grid,
+        launch_args=fv.launch_args or "", maxnreg=fv.maxnreg, algo_targets=fv.algo_targets or "",
         num_warps=fv.num_warps, num_stages=fv.num_stages, num_ctas=fv.num_ctas,
         launch_cooperative_grid=fv.launch_cooperative_grid, launch_pdl=fv.launch_pdl,
         embed_ptx=fv.embed_ptx, export_symbols=fv.export_symbols,
@@ -118,7 +128,7 @@ def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
 
 def run(args: ToolArgs) -> None:
     """Compiles and writes the requested outputs; raises UserError on any input problem."""
-    from triton_aot.grid import parse_grid
+    from triton_aot.grid import parse_grid, parse_launch_args
     from triton_aot.kernel_loader import load_kernel
     from triton_aot.signature import bind, parse_constexprs, parse_hints, parse_signature
     from triton_aot.triton_adapter import (CompileOptions, check_options, compile_kernel,
@@ -135,9 +145,10 @@ def run(args: ToolArgs) -> None:
                          "use letters, digits and _ (not starting with a digit)") from None
     target = parse_target(args.target)
     opts = CompileOptions(args.num_warps, args.num_stages, args.num_ctas,
-                          args.launch_cooperative_grid, args.launch_pdl)
+                          args.launch_cooperative_grid, args.launch_pdl, args.maxnreg)
     check_options(opts, target)
     _check_backend_flags(args, target)
+    algo_targets = _algo_targets(args.algo_targets, target, parse_target)
     entries = parse_signature(args.signature)
     hints = parse_hints(args.hints)
     constexprs = parse_constexprs(args.constexprs)
@@ -145,11 +156,16 @@ def run(args: ToolArgs) -> None:
     with hermetic_env(), load_kernel(args.kernel_path, args.kernel_name,
                                      args.import_paths) as kernel:
         sig = bind(entries, kernel.params, hints, constexprs, args.kernel_name)
-        grid = parse_grid(args.grid, sig)
+        launch_args = parse_launch_args(args.launch_args, sig)
+        grid = parse_grid(args.grid, sig, launch_args)
+        if target.is_hip and grid.device_attrs:
+            raise flag_error("grid", f"{', '.join(grid.device_attrs)} is not supported for hip "
+                             f"targets yet (target {target})", "write the grid without it")
         compiled = compile_kernel(kernel, sig, target, opts,
                                   want_sass="out_sass" in args.outputs)
 
-    record = build_record(args, kernel.file_name, target, sig, grid, compiled)
+    record = build_record(args, kernel.file_name, target, sig, grid, compiled, launch_args,
+                          algo_targets)
     if target.is_hip:
         check_hsaco(record, compiled.cubin)
     files: dict[str, bytes] = {}
@@ -203,6 +219,26 @@ def check_hsaco(record: VariantRecord, image: bytes) -> None:
                         "this target")
 
 
+def _algo_targets(text: str, target, parse_target) -> tuple[str, ...] | None:
+    """--algo_targets: canonical target spellings, which must include --target."""
+    if not text.strip():
+        return None
+    parsed = []
+    for entry in text.split(","):
+        try:
+            t = parse_target(entry)
+        except UserError as e:
+            raise flag_error("algo_targets", f"entry {entry.strip()!r}: {e.message}",
+                             "list targets like cuda:90, separated by commas") from None
+        if str(t) in parsed:
+            raise flag_error("algo_targets", f"{t} is listed twice", "list each target once")
+        parsed.append(str(t))
+    if str(target) not in parsed:
+        raise flag_error("algo_targets", f"--target {target} is not one of {', '.join(parsed)}",
+                         "compile a restricted algo only for the targets it lists")
+    return tuple(parsed)
+
+
 def _check_backend_flags(args: ToolArgs, target) -> None:
     """Outputs that only the other backend has are an error, not silently skipped."""
     given = set(args.outputs) | ({"embed_ptx"} if args.embed_ptx else set())
@@ -225,7 +261,9 @@ def _relative_to_record(args: ToolArgs, flag: str) -> str | None:
 
 
 def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature",
-                 grid: "Grid", compiled: "CompiledVariant") -> VariantRecord:
+                 grid: "Grid", compiled: "CompiledVariant",
+                 launch_args: Sequence = (), algo_targets: tuple | None = None
+                 ) -> VariantRecord:
     arg_records = []
     for a in sig.args:
         if a.is_constexpr:
@@ -240,7 +278,8 @@ def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature"
         algo_index=args.algo_index,
         args=tuple(arg_records),
         launch=LaunchConfig(compiled.num_warps, args.num_stages, compiled.num_ctas,
-                            args.launch_cooperative_grid, args.launch_pdl),
+                            args.launch_cooperative_grid, args.launch_pdl,
+                            getattr(args, "maxnreg", None)),
         shared=compiled.shared,
         global_scratch=(compiled.global_scratch_size, compiled.global_scratch_align),
         profile_scratch=(compiled.profile_scratch_size, compiled.profile_scratch_align),
@@ -253,6 +292,8 @@ def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature"
         ptx_file=_relative_to_record(args, "out_ptx") if args.embed_ptx else None,
         ptx_embedded=bool(args.embed_ptx),
         export_symbols=bool(args.export_symbols),
+        launch_args=tuple(Arg(a.name, a.type) for a in launch_args),
+        algo_targets=algo_targets,
     )
 
 

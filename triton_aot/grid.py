@@ -3,8 +3,11 @@
 The grid text becomes C source inside the generated launcher, so it is parsed by a small
 tokenizer + recursive-descent parser (never Python eval/ast) and re-emitted from the parse
 tree. Only these are accepted:
-    the kernel's non-constexpr integer arguments (i8..i64, u8..u64), integer literals,
-    + - * / % ( ) and cdiv(a, b).
+    the kernel's non-constexpr integer arguments (i8..i64, u8..u64), launch-only arguments
+    (--launch_args: integers the grid uses that the kernel never receives), integer literals,
+    + - * / % ( ), cdiv(a, b), min(a, b), max(a, b), and device attributes of the current
+    device (DEVICE_ATTRS: NUM_SMS, the multiprocessor count, read once per context and cached
+    by the runtime).
 Everything else (unknown or constexpr names, float/bool/pointer arguments, other calls, `;`,
 strings, braces, ...) is rejected with an error naming the offending token.
 
@@ -22,15 +25,26 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Union
+from typing import Sequence, Union
 
+from triton_aot import abi
 from triton_aot.errors import UserError
 from triton_aot.signature import INT_TYPES, BoundSignature
 
 MAX_DEPTH = 32  # nesting limit: keeps the recursive parser far from Python's stack limit
 _INT64_MAX = 2**63 - 1
 
-_ALLOWED = "integer arguments, integer literals, + - * / % ( ) and cdiv(a, b)"
+_ALLOWED = ("integer arguments, launch arguments, integer literals, + - * / % ( ), cdiv(a, b), "
+            "min(a, b), max(a, b) and NUM_SMS")
+
+# Device attributes a grid may name: grid name -> (C variable of the launcher, the runtime's
+# trt_attr enum value (trt_runtime.h), what it is). The launcher reads each one it uses through the runtime (trt_device_attribute),
+# which caches it per context; the C variable is reserved (trt_ prefix), so no argument clashes.
+DEVICE_ATTRS = {
+    "NUM_SMS": ("trt_attr_num_sms", "TRT_ATTR_NUM_SMS",  # CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+                "the current device's multiprocessor count"),
+}
+_FUNCTIONS = ("cdiv", "min", "max")
 
 
 # ----------------------------------------------------------------------------- tokens
@@ -105,7 +119,19 @@ class CDiv:
     den: "Expr"
 
 
-Expr = Union[Num, Arg, Neg, Bin, CDiv]
+@dataclass(frozen=True)
+class MinMax:
+    fn: str  # "min" | "max"
+    left: "Expr"
+    right: "Expr"
+
+
+@dataclass(frozen=True)
+class DevAttr:
+    name: str  # a key of DEVICE_ATTRS
+
+
+Expr = Union[Num, Arg, Neg, Bin, CDiv, MinMax, DevAttr]
 
 
 # ----------------------------------------------------------------------------- parser
@@ -113,12 +139,13 @@ Expr = Union[Num, Arg, Neg, Bin, CDiv]
 
 @dataclass(frozen=True)
 class _Symbol:
-    kind: str  # "int" | "one" | "reject"
+    kind: str  # "int" | "one" | "attr" | "reject"
     why: str  # for "reject": what the name is and what to write instead
 
 
-def _symbols(sig: BoundSignature) -> dict[str, _Symbol]:
-    symbols = {}
+def _symbols(sig: BoundSignature, launch_args: Sequence["LaunchArg"] = ()
+             ) -> dict[str, _Symbol]:
+    symbols = {name: _Symbol("attr", "") for name in DEVICE_ATTRS}
     for a in sig.args:
         if a.is_constexpr:
             value = a.value.repr if a.value else "?"
@@ -132,12 +159,20 @@ def _symbols(sig: BoundSignature) -> dict[str, _Symbol]:
                     "a boolean" if a.type in ("i1", "u1") else "a floating-point")
             symbols[a.name] = _Symbol("reject", f"{a.name!r} is {kind} argument ({a.type}); "
                                       "grids can only use integer arguments")
+        if a.name in DEVICE_ATTRS:
+            symbols[a.name] = _Symbol("reject", f"{a.name!r} names both a kernel parameter and "
+                                      f"the device attribute {a.name} ({DEVICE_ATTRS[a.name][2]}); "
+                                      "rename the parameter to use the attribute")
+    for la in launch_args:
+        symbols[la.name] = _Symbol("int", "")
     return symbols
 
 
 class _Parser:
 
-    def __init__(self, text: str, symbols: dict[str, _Symbol]) -> None:
+    def __init__(self, text: str, symbols: dict[str, _Symbol],
+                 launch_names: Sequence[str] = ()) -> None:
+        self.launch_names = list(launch_names)
         self.text = text
         self.tokens = tokenize(text)
         self.i = 0
@@ -215,9 +250,9 @@ class _Parser:
             return Num(value)
         if tok.kind == "name":
             if self.peek().text == "(":
-                if tok.text != "cdiv":
-                    raise self.fail(tok, f"function {tok.text!r} is not allowed; the only "
-                                    "function is cdiv(a, b)")
+                if tok.text not in _FUNCTIONS:
+                    raise self.fail(tok, f"function {tok.text!r} is not allowed; the functions "
+                                    "are cdiv(a, b), min(a, b) and max(a, b)")
                 self.take()
                 self.nest(tok)
                 num = self.expr()
@@ -225,15 +260,22 @@ class _Parser:
                 den = self.expr()
                 self.expect(")")
                 self.depth -= 1
-                return CDiv(num, den)
+                return CDiv(num, den) if tok.text == "cdiv" else MinMax(tok.text, num, den)
             symbol = self.symbols.get(tok.text)
             if symbol is None:
-                known = [n for n, s in self.symbols.items() if s.kind != "reject"]
+                known = [n for n, s in self.symbols.items() if s.kind in ("int", "one")
+                         and n not in self.launch_names]
                 hint = (f"the kernel's integer arguments are {', '.join(known)}" if known else
                         "the kernel has no integer arguments")
-                raise self.fail(tok, f"unknown name {tok.text!r} ({hint})")
+                if self.launch_names:
+                    hint += f"; launch arguments: {', '.join(self.launch_names)}"
+                raise self.fail(tok, f"unknown name {tok.text!r} ({hint}); a grid value the "
+                                "kernel does not take must be declared as a launch argument "
+                                "(launch_args / --launch_args)")
             if symbol.kind == "reject":
                 raise self.fail(tok, symbol.why)
+            if symbol.kind == "attr":
+                return DevAttr(tok.text)
             return Arg(tok.text, symbol.kind == "one")
         if tok.text == "(":
             self.nest(tok)
@@ -241,7 +283,7 @@ class _Parser:
             self.expect(")")
             self.depth -= 1
             return node
-        raise self.fail(tok, "expected a number, an argument name, cdiv( or (")
+        raise self.fail(tok, "expected a number, an argument name, cdiv(, min(, max( or (")
 
 
 # ----------------------------------------------------------------------------- output
@@ -253,10 +295,12 @@ def to_source(node: Expr, parent: int = 0) -> str:
     """Canonical source form (minimal parentheses), stored in the metadata's "grid"."""
     if isinstance(node, Num):
         return str(node.value)
-    if isinstance(node, Arg):
+    if isinstance(node, (Arg, DevAttr)):
         return node.name
     if isinstance(node, CDiv):
         return f"cdiv({to_source(node.num)}, {to_source(node.den)})"
+    if isinstance(node, MinMax):
+        return f"{node.fn}({to_source(node.left)}, {to_source(node.right)})"
     if isinstance(node, Neg):
         inner = to_source(node.operand, 3)
         return f"-({inner})" if isinstance(node.operand, Neg) else f"-{inner}"
@@ -279,8 +323,13 @@ def to_c(node: Expr) -> str:
         return "(int64_t)1" if node.one else f"(int64_t){node.name}"
     if isinstance(node, Neg):
         return f"trt_grid_neg({to_c(node.operand)})"
+    if isinstance(node, DevAttr):
+        # set by the launcher before the grid (the runtime's per-context cached attribute)
+        return DEVICE_ATTRS[node.name][0]
     if isinstance(node, CDiv):
         return f"trt_grid_cdiv({to_c(node.num)}, {to_c(node.den)})"
+    if isinstance(node, MinMax):
+        return f"trt_grid_{node.fn}({to_c(node.left)}, {to_c(node.right)})"
     return f"trt_grid_{_C_OPS[node.op]}({to_c(node.left)}, {to_c(node.right)})"
 
 
@@ -289,14 +338,77 @@ class Grid:
     source: tuple[str, str, str]  # canonical source of each dimension
     c: tuple[str, str, str]  # C expression of each dimension (int64_t)
 
+    @property
+    def device_attrs(self) -> tuple[str, ...]:
+        return device_attrs_of(self.c)
 
-def parse_grid(text: str, sig: BoundSignature) -> Grid:
+
+def parse_grid(text: str, sig: BoundSignature,
+               launch_args: Sequence["LaunchArg"] = ()) -> Grid:
     if text is None or not text.strip():
         raise UserError("--grid is empty; give 1 to 3 comma-separated expressions, "
                         "e.g. --grid='cdiv(n, 128), 1, 1'")
-    exprs = _Parser(text, _symbols(sig)).entries()
+    exprs = _Parser(text, _symbols(sig, launch_args), [a.name for a in launch_args]).entries()
     if len(exprs) > 3:
         raise UserError(f"--grid has {len(exprs)} entries in {text!r}; give 1 to 3 "
                         "(missing ones are 1)")
     exprs += [Num(1)] * (3 - len(exprs))
     return Grid(tuple(to_source(e) for e in exprs), tuple(to_c(e) for e in exprs))
+
+
+def device_attrs_of(grid_c: Sequence[str]) -> tuple[str, ...]:
+    """The device attributes (DEVICE_ATTRS keys) that grid C expressions read, in table order."""
+    return tuple(name for name, (var, _, _) in DEVICE_ATTRS.items()
+                 if any(re.search(rf"\b{var}\b", e) for e in grid_c))
+
+
+# ----------------------------------------------------------------------------- launch arguments
+
+
+@dataclass(frozen=True)
+class LaunchArg:
+    """An integer the grid may use that is not a kernel argument: a parameter of the C API (after
+    the kernel's arguments), never passed to the kernel."""
+
+    name: str
+    type: str  # one of INT_TYPES
+
+
+_LAUNCH_ARG = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*([a-z0-9]+)\s*\Z")
+
+
+def parse_launch_args(text: str, sig: BoundSignature) -> tuple[LaunchArg, ...]:
+    """`n_rows: i32, n_cols: i64`: comma-separated `name: type` entries, in C API order."""
+    if not text or not text.strip():
+        return ()
+    kernel = sig.by_name()
+    out: list[LaunchArg] = []
+    for entry in text.split(","):
+        m = _LAUNCH_ARG.match(entry)
+        if not m:
+            raise UserError(f"--launch_args: entry {entry.strip()!r} is not 'name: type'; write "
+                            "e.g. --launch_args='n_rows: i32, n_cols: i64'")
+        name, ty = m.group(1), m.group(2)
+        if ty not in INT_TYPES:
+            raise UserError(f"--launch_args: {name!r} has type {ty!r}; launch arguments are "
+                            f"integers: use one of {', '.join(sorted(INT_TYPES))}")
+        try:
+            abi.check_c_parameter_name(name)
+        except UserError:
+            raise UserError(f"--launch_args: {name!r} cannot be a C parameter name (keyword or "
+                            "reserved name); rename the launch argument") from None
+        if name in ("stream", "algo_id"):
+            raise UserError(f"--launch_args: {name!r} is a parameter of the C API itself; "
+                            "rename the launch argument")
+        if name in kernel:
+            raise UserError(f"--launch_args: {name!r} is already a parameter of the kernel; a "
+                            "launch argument is a grid value the kernel does not take: use the "
+                            "kernel's argument in the grid, or rename the launch argument")
+        if name in DEVICE_ATTRS:
+            raise UserError(f"--launch_args: {name!r} is a device attribute "
+                            f"({DEVICE_ATTRS[name][2]}); rename the launch argument")
+        if any(a.name == name for a in out):
+            raise UserError(f"--launch_args: {name!r} is given twice; give each launch argument "
+                            "once")
+        out.append(LaunchArg(name, ty))
+    return tuple(out)

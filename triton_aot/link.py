@@ -135,15 +135,42 @@ def _tname(arch: int | str) -> str:
     return arch if isinstance(arch, str) else f"sm_{arch}"
 
 
+def _declared_archs(members: list[Variant], archs: list) -> set | None:
+    """The archs an algo is restricted to (its variants' algo_targets), None when unrestricted.
+    Every variant of the algo must declare the same restriction, and each declared target must
+    be one of the library's."""
+    ref = members[0]
+    for v in members:
+        if v.record.algo_targets != ref.record.algo_targets:
+            raise UserError(f"{ref.label} and {v.label} are the same algo but declare different "
+                            f"algo targets ({ref.record.algo_targets} vs "
+                            f"{v.record.algo_targets}); compile every variant of an algo with "
+                            "the same --algo_targets")
+    if ref.record.algo_targets is None:
+        return None
+    declared = set()
+    for t in ref.record.algo_targets:
+        backend, _, arch = t.partition(":")
+        arch = int(arch) if backend == "cuda" else arch
+        if arch not in archs:
+            raise UserError(f"algo {ref.record.algo_info()!r} declares target {t} "
+                            f"({ref.label}) but the library has no variant for it; compile "
+                            "the algo for every target it declares")
+        declared.add(arch)
+    return declared
+
+
 def _check_targets_complete(per_target: dict[int, dict[tuple, Variant]],
-                            members: list[Variant]) -> None:
-    """Every algo must have every target, with the same set of hint variants: otherwise a call
-    that works on one GPU would fail on another."""
+                            members: list[Variant], declared: set | None = None) -> None:
+    """Every algo must have every target (or every target it declares, --algo_targets), with the
+    same set of hint variants: otherwise a call that works on one GPU would fail on another."""
     all_hints: dict[tuple, Variant] = {}
     for slot in per_target.values():
         for hints, v in slot.items():
             all_hints.setdefault(hints, v)
     for arch, slot in per_target.items():
+        if declared is not None and arch not in declared:
+            continue  # a declared restriction: the dispatcher returns NO_BINARY_FOR_GPU there
         if not slot:
             example = members[0]
             raise UserError(f"algo {example.record.algo_info()!r} has no variant for {_tname(arch)} "
@@ -182,6 +209,11 @@ def build_plan(variants: Sequence[Variant], name: str, header: str,
             raise UserError(f"different argument lists: {ref.label} has {_fmt_sig(ref)} but "
                             f"{v.label} has {_fmt_sig(v)}; every variant of a library must come "
                             "from the same --signature")
+        if v.record.launch_args != ref.record.launch_args:
+            la = lambda r: "(" + ", ".join(f"{a.name}: {a.type}" for a in r.launch_args) + ")"
+            raise UserError(f"different launch arguments: {ref.label} has {la(ref.record)} but "
+                            f"{v.label} has {la(v.record)}; every variant of a library must be "
+                            "compiled with the same --launch_args")
 
     # One backend per library: the C API's types are the backend's (docs/design.md).
     for v in variants:
@@ -206,7 +238,7 @@ def build_plan(variants: Sequence[Variant], name: str, header: str,
                 raise UserError(f"duplicate variants: {other.label} and {v.label} have the same "
                                 f"algo, target {v.record.target.name} and hints; remove one, or "
                                 "give them different hints")
-        _check_targets_complete(per_target, members)
+        _check_targets_complete(per_target, members, _declared_archs(members, archs))
         plan_algos.append(Algo(
             info=members[0].record.algo_info(),
             variants=tuple(tuple(sorted(per_target[a].values(), key=_dispatch_order))

@@ -32,7 +32,7 @@ from triton_aot.disasm import disassemble
 from triton_aot.errors import UserError, flag_error
 from triton_aot.kernel_loader import LoadedKernel
 from triton_aot.signature import BoundSignature, ConstValue
-from triton_aot.variant import Target
+from triton_aot.variant import MAXNREG_MAX, MAXNREG_MIN, Target
 
 # --------------------------------------------------------------------------- target/options
 
@@ -144,6 +144,7 @@ class CompileOptions:
     num_ctas: int = 1
     launch_cooperative_grid: bool = False
     launch_pdl: bool = False
+    maxnreg: int | None = None
 
 
 def check_options(opts: CompileOptions, target: Target) -> None:
@@ -155,8 +156,12 @@ def check_options(opts: CompileOptions, target: Target) -> None:
         raise flag_error("num_stages", f"{opts.num_stages} is less than 1", "use e.g. 3")
     if opts.num_ctas not in (1, 2, 4, 8, 16):
         raise flag_error("num_ctas", f"{opts.num_ctas} is not 1, 2, 4, 8 or 16")
+    if opts.maxnreg is not None and not MAXNREG_MIN <= opts.maxnreg <= MAXNREG_MAX:
+        raise flag_error("maxnreg", f"{opts.maxnreg} is not a register count from {MAXNREG_MIN} "
+                         f"to {MAXNREG_MAX}", "use e.g. 128 or 168")
     if target.is_hip:
         for flag, on in (("num_ctas", opts.num_ctas > 1), ("launch_pdl", opts.launch_pdl),
+                         ("maxnreg", opts.maxnreg is not None),
                          ("launch_cooperative_grid", opts.launch_cooperative_grid)):
             if on:
                 raise flag_error(flag, f"the HIP launcher of rules_triton does not support "
@@ -321,8 +326,11 @@ def compile_kernel(kernel: LoadedKernel, sig: BoundSignature, target: Target,
         source_cls = GluonASTSource  # @gluon.jit kernels start at TTGIR (no TTIR stage)
     src = source_cls(kernel.fn, signature, constexprs, attrs)
     backend = make_backend(gpu_target)
+    # CUDAOptions.maxnreg: the PTX .maxnreg directive (parse_options drops unknown keys, so a
+    # triton without it is detected below)
+    extra = {} if opts.maxnreg is None else {"maxnreg": opts.maxnreg}
     try:
-        options = backend.parse_options({
+        options = backend.parse_options({**extra,
             "num_warps": opts.num_warps,
             "num_stages": opts.num_stages,
             "num_ctas": opts.num_ctas,
@@ -336,6 +344,9 @@ def compile_kernel(kernel: LoadedKernel, sig: BoundSignature, target: Target,
         })
     except (AssertionError, ValueError) as e:
         raise UserError(f"--num_warps/--num_stages/--num_ctas: triton rejects the options: {e}")
+    if opts.maxnreg is not None and getattr(options, "maxnreg", None) != opts.maxnreg:
+        raise flag_error("maxnreg", f"triton {triton.__version__} has no maxnreg option for "
+                         f"{target}", "drop --maxnreg or use a triton that has it")
 
     # triton 3.5 has no instrumentation_mode knob (added in 3.6)
     has_mode = hasattr(knobs.compilation, "instrumentation_mode")

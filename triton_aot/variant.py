@@ -95,6 +95,7 @@ class LaunchConfig:
     num_ctas: int = 1
     cooperative: bool = False
     pdl: bool = False
+    maxnreg: int | None = None  # register cap per thread (ptxas .maxnreg); None: Triton's default
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,10 @@ class VariantRecord:
     ptx_file: str | None  # set when the PTX is embedded (driver JIT fallback)
     ptx_embedded: bool = False
     export_symbols: bool = False  # standalone variant C: default visibility
+    # integers the grid uses that the kernel does not take: C API parameters after the kernel's
+    launch_args: tuple[Arg, ...] = ()
+    # the targets this variant's algo is restricted to ("cuda:90", ...); None: every target
+    algo_targets: tuple[str, ...] | None = None
     format: str = field(default=FORMAT)
 
     # ---- views
@@ -126,6 +131,23 @@ class VariantRecord:
     def runtime_args(self) -> tuple[Arg, ...]:
         """Non-constexpr parameters: the dispatcher's C arguments (including `:1` ones)."""
         return tuple(a for a in self.args if not a.is_constexpr)
+
+    @property
+    def c_args(self) -> tuple[Arg, ...]:
+        """The dispatcher's C arguments after the stream: the runtime args, then the launch args."""
+        return self.runtime_args + self.launch_args
+
+    @property
+    def launcher_c_args(self) -> tuple[Arg, ...]:
+        """The variant launcher's C arguments: the kernel's parameters, then the launch args
+        (which only the grid reads)."""
+        return self.launcher_args + self.launch_args
+
+    @property
+    def device_attrs(self) -> tuple[str, ...]:
+        """The device attributes (grid.DEVICE_ATTRS names) the grid reads."""
+        from triton_aot.grid import device_attrs_of
+        return device_attrs_of(self.grid_c)
 
     @property
     def launcher_args(self) -> tuple[Arg, ...]:
@@ -174,7 +196,7 @@ class VariantRecord:
                     values.append((a.name, 1, 0.0, str(a.value_repr)))
         cfg = self.launch
         return (tuple(values), cfg.num_warps, cfg.num_stages, cfg.num_ctas, cfg.cooperative,
-                cfg.pdl)
+                cfg.pdl, cfg.maxnreg or 0)
 
     def algo_info(self) -> str:
         """The NAME_get_algo_info string: constexprs then launch config (the rarer knobs only
@@ -187,6 +209,10 @@ class VariantRecord:
             parts.append("launch_cooperative_grid=1")
         if self.launch.pdl:
             parts.append("launch_pdl=1")
+        if self.launch.maxnreg is not None:
+            parts.append(f"maxnreg={self.launch.maxnreg}")
+        if self.algo_targets is not None:
+            parts.append(f"targets={','.join(self.algo_targets)}")
         return " ".join(parts)
 
     def constexpr_summary(self) -> str:
@@ -230,6 +256,14 @@ class VariantRecord:
         }
         if self.export_symbols:
             d["export_symbols"] = True
+        # optional keys, written only when used (records without them stay byte-identical)
+        if self.launch_args:
+            d["launch_args"] = [{"name": a.name, "type": a.type, "ctype": a.c_type.ctype}
+                                for a in self.launch_args]
+        if self.launch.maxnreg is not None:
+            d["maxnreg"] = self.launch.maxnreg
+        if self.algo_targets is not None:
+            d["algo_targets"] = list(self.algo_targets)
         return d
 
     def to_json(self) -> str:
@@ -267,7 +301,8 @@ _KEYS = frozenset(("format", "symbol", "kernel_name", "kernel_file", "target", "
                    "launch_pdl", "shared", "global_scratch_size", "global_scratch_align",
                    "profile_scratch_size", "profile_scratch_align", "grid", "grid_c",
                    "triton_version", "cubin_file", "cubin_sha256", "cubin_size", "ptx_embedded",
-                   "ptx_file", "export_symbols"))
+                   "ptx_file", "export_symbols", "launch_args", "maxnreg",
+                   "algo_targets"))
 
 
 def _int(d: dict, key: str, minimum: int = 0) -> int:
@@ -323,6 +358,35 @@ def _arg(i: int, a: Any) -> Arg:
     return Arg(name, ty, hint)
 
 
+# Register cap per thread (ptxas .maxnreg): what the register file allows a thread.
+MAXNREG_MIN, MAXNREG_MAX = 16, 255
+
+
+def _launch_args(value: Any, args: tuple[Arg, ...]) -> tuple[Arg, ...]:
+    """Launch-only arguments: integer C parameters the grid reads; never kernel parameters."""
+    if not isinstance(value, list):
+        raise RecordError(f"launch_args must be a list, got {value!r}")
+    out: list[Arg] = []
+    names = {a.name for a in args}
+    for i, a in enumerate(value):
+        if not isinstance(a, dict) or not isinstance(a.get("name"), str) or set(a) - {
+                "name", "type", "ctype"}:
+            raise RecordError(f"launch_args[{i}] is not an object with 'name', 'type', 'ctype'")
+        name, ty = a["name"], a.get("type")
+        abi.check_c_identifier(name, "launch argument name")
+        if ty not in HINTABLE_INTS:
+            raise RecordError(f"launch argument {name!r}: type {ty!r} is not an integer type")
+        if a.get("ctype") not in (None, abi.c_type(ty).ctype):
+            raise RecordError(f"launch argument {name!r}: ctype {a.get('ctype')!r} does not "
+                              f"match {ty}")
+        if name in names or name in ("stream", "algo_id"):
+            raise RecordError(f"launch argument {name!r} clashes with a kernel argument or a "
+                              "parameter of the C API")
+        names.add(name)
+        out.append(Arg(name, ty))
+    return tuple(out)
+
+
 def _from_dict(d: dict) -> VariantRecord:
     symbol = abi.check_c_identifier(d["symbol"], "symbol")
     kernel_name = abi.check_c_identifier(d["kernel_name"], "kernel_name")
@@ -362,6 +426,28 @@ def _from_dict(d: dict) -> VariantRecord:
     grid = d.get("grid", grid_c)
     if not isinstance(grid, (list, tuple)) or len(grid) != 3:
         raise RecordError(f"grid must hold 3 expressions, got {grid!r}")
+    launch_args = _launch_args(d.get("launch_args", []), args)
+    maxnreg = d.get("maxnreg")
+    if maxnreg is not None and (isinstance(maxnreg, bool) or not isinstance(maxnreg, int)
+                                or not MAXNREG_MIN <= maxnreg <= MAXNREG_MAX):
+        raise RecordError(f"maxnreg {maxnreg!r} is not an integer from {MAXNREG_MIN} to "
+                          f"{MAXNREG_MAX}")
+    if maxnreg is not None and target.is_hip:
+        raise RecordError("maxnreg is CUDA only; a hip variant cannot have one")
+    algo_targets = d.get("algo_targets")
+    if algo_targets is not None:
+        if (not isinstance(algo_targets, list) or not algo_targets
+                or not all(isinstance(t, str) for t in algo_targets)
+                or len(set(algo_targets)) != len(algo_targets)):
+            raise RecordError(f"algo_targets {algo_targets!r} is not a list of distinct targets")
+        for t in algo_targets:
+            b, _, a = t.partition(":")
+            if not ((b == "cuda" and a.isdigit()) or (b == "hip" and HIP_ARCH.match(a))):
+                raise RecordError(f"algo_targets entry {t!r} is not a target like 'cuda:90'")
+        if str(target) not in algo_targets:
+            raise RecordError(f"algo_targets {algo_targets!r} does not include the record's own "
+                              f"target {target}")
+        algo_targets = tuple(algo_targets)
     ptx_embedded = _bool(d, "ptx_embedded")
     constexprs = {a.name: a.value_repr for a in args if a.is_constexpr}
     if "constexprs" in d and d["constexprs"] != constexprs:
@@ -376,7 +462,7 @@ def _from_dict(d: dict) -> VariantRecord:
         args=args,
         launch=LaunchConfig(_int(d, "num_warps", 1), _int(d, "num_stages", 0),
                             _int(d, "num_ctas", 1), _bool(d, "launch_cooperative_grid"),
-                            _bool(d, "launch_pdl")),
+                            _bool(d, "launch_pdl"), maxnreg),
         shared=_int(d, "shared"),
         global_scratch=(_int(d, "global_scratch_size"), _int(d, "global_scratch_align", 1)),
         profile_scratch=(_int(d, "profile_scratch_size"), _int(d, "profile_scratch_align", 1)),
@@ -389,4 +475,6 @@ def _from_dict(d: dict) -> VariantRecord:
         ptx_file=_opt_str(d, "ptx_file"),
         ptx_embedded=ptx_embedded,
         export_symbols=_bool(d, "export_symbols"),
+        launch_args=launch_args,
+        algo_targets=algo_targets,
     )

@@ -114,7 +114,7 @@ def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots,
       kernel_file: the .py File that defines the kernel.
       kernel_inputs: depset of the Python files the kernel imports.
       import_roots: list of sys.path roots (execroot-relative) for the kernel module.
-      variant: struct(symbol, algo, algo_index, hints, target, highest_target).
+      variant: struct(symbol, algo, algo_index, hints, target, highest_target, launch_args).
       worker: whether to run in a persistent worker.
 
     Returns:
@@ -136,6 +136,12 @@ def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots,
     if algo["constexprs"]:
         args.add(",".join(["{}={}".format(k, v) for k, v in algo["constexprs"].items()]), format = "--constexprs=%s")
     args.add(algo["grid"], format = "--grid=%s")
+    if variant.launch_args:
+        args.add(variant.launch_args, format = "--launch_args=%s")
+    if algo.get("maxnreg") != None:
+        args.add(algo["maxnreg"], format = "--maxnreg=%s")
+    if algo.get("targets"):
+        args.add(",".join(algo["targets"]), format = "--algo_targets=%s")
     args.add(algo["num_warps"], format = "--num_warps=%s")
     args.add(algo["num_stages"], format = "--num_stages=%s")
     args.add(algo["num_ctas"], format = "--num_ctas=%s")

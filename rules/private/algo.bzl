@@ -1,6 +1,6 @@
 """`triton_algo`: one algo (constexpr values + launch meta-parameters) of a kernel library."""
 
-def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas = None, grid = None, launch_pdl = None, launch_cooperative_grid = None):
+def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas = None, grid = None, launch_pdl = None, launch_cooperative_grid = None, maxnreg = None, targets = None):
     """Describes one algo of a `triton_kernel_library`, like `triton.Config` does for the JIT.
 
     Clients pick an algo at run time by its index in `algos` (`NAME(stream, ..., algo_id)`).
@@ -16,6 +16,11 @@ def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas =
         value of constexpr NAME, e.g. "cdiv(M, {BLOCK_M}), 1, 1".
       launch_pdl: launch with programmatic dependent launch.
       launch_cooperative_grid: launch as a cooperative grid.
+      maxnreg: register cap per thread (16 to 255; Triton's `maxnreg`, the PTX `.maxnreg`
+        directive); CUDA targets only.
+      targets: the library targets this algo is compiled for (default: all), e.g.
+        `["cuda:90"]` for an algo that needs sm_90 (fp8 dots, TMA). On a device whose chosen
+        target the algo lacks, `NAME(..., algo_id)` returns CUDA_ERROR_NO_BINARY_FOR_GPU.
 
     Returns:
       A string (JSON) for the `algos` attribute.
@@ -35,6 +40,8 @@ def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas =
         ("grid", grid),
         ("launch_pdl", launch_pdl),
         ("launch_cooperative_grid", launch_cooperative_grid),
+        ("maxnreg", maxnreg),
+        ("targets", targets),
     ]:
         if value != None:
             algo[key] = value

@@ -10,7 +10,7 @@ load("@rules_python//python:defs.bzl", "PyInfo")
 load(":actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "compile_c_library", "compile_variant", "disassemble", "link_library")
 load(":providers.bzl", "TritonKernelInfo")
 load(":toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
-load(":validate.bzl", "check_algos", "check_c_name", "check_specializations", "check_targets", "signature_entries")
+load(":validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specializations", "check_targets", "signature_entries")
 
 def _import_roots(ctx):
     """sys.path roots for the kernel module and its py deps (execroot-relative)."""
@@ -53,10 +53,12 @@ def _triton_kernel_library_impl(ctx):
     targets, targets_attr = _targets(ctx)
     archs = check_targets(label, targets_attr, targets)
     specializations = check_specializations(label, ctx.attr.specializations)
+    launch_args = check_launch_args(label, ctx.attr.launch_args)
     algos = check_algos(label, ctx.attr.algos, algo_constexprs, {
         "num_warps": ctx.attr.num_warps,
         "num_stages": ctx.attr.num_stages,
         "grid": ctx.attr.grid,
+        "targets": targets,
     })
 
     kernel_file = _kernel_file(ctx)
@@ -74,6 +76,8 @@ def _triton_kernel_library_impl(ctx):
     for algo_index, algo in enumerate(algos):
         for spec_index, hints in enumerate(specializations):
             for target, arch in zip(targets, archs):
+                if algo["targets"] and target not in algo["targets"]:
+                    continue  # the algo is restricted to other targets
                 variant = struct(
                     symbol = "{}_a{}_s{}_{}".format(c_name, algo_index, spec_index, arch if hip else "sm" + arch),
                     algo = algo,
@@ -81,6 +85,7 @@ def _triton_kernel_library_impl(ctx):
                     hints = hints,
                     target = target,
                     highest_target = not hip and arch == highest,
+                    launch_args = launch_args,
                 )
                 outputs = compile_variant(
                     ctx,
@@ -182,7 +187,13 @@ generic variant. At run time the most specialised variant whose hints hold is la
         ),
         "grid": attr.string(
             doc = "Launch grid: up to 3 comma-separated C-like expressions over the kernel's integer arguments, " +
-                  "`cdiv(a, b)`, `+ - * / %` and `{CONSTEXPR}` placeholders. E.g. `\"cdiv(n, {BLOCK}), 1, 1\"`.",
+                  "`launch_args`, `cdiv(a, b)`, `min(a, b)`, `max(a, b)`, `NUM_SMS` (the current device's " +
+                  "multiprocessor count), `+ - * / %` and `{CONSTEXPR}` placeholders. E.g. `\"cdiv(n, {BLOCK}), 1, 1\"`.",
+        ),
+        "launch_args": attr.string_list(
+            doc = """Integers the grid uses that the kernel does not take, `"name: type"` (i8..i64,
+u8..u64), e.g. `["n_rows: i32"]`. They become parameters of the C API after the kernel's
+arguments (before `algo_id`) and are never passed to the kernel.""",
         ),
         "num_warps": attr.int(default = 4, doc = "Default num_warps for algos that do not set it."),
         "num_stages": attr.int(default = 3, doc = "Default num_stages for algos that do not set it."),

@@ -17,7 +17,34 @@ _NOT_CONSTEXPR_NAMES = {
     name: True
     for name in SCALAR_TYPES + FP8_TYPES + TYPE_ALIASES.keys() + LITERAL_NAMES
 }
-_ALGO_KEYS = ["constexprs", "num_warps", "num_stages", "num_ctas", "grid", "launch_pdl", "launch_cooperative_grid"]
+_ALGO_KEYS = ["constexprs", "num_warps", "num_stages", "num_ctas", "grid", "launch_pdl", "launch_cooperative_grid", "maxnreg", "targets"]
+
+# Integer types a launch argument may have (the compile tool checks the rest).
+_LAUNCH_ARG_TYPES = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
+
+def check_launch_args(label, launch_args):
+    """Checks `launch_args` entries ("n_rows: i32") and returns the compile tool's flag value.
+
+    Args:
+      label: the target's label (for messages).
+      launch_args: the `launch_args` attribute.
+
+    Returns:
+      The `--launch_args` value ("" when there are none).
+    """
+    names = {}
+    for entry in launch_args:
+        parts = entry.split(":")
+        name = parts[0].strip()
+        if len(parts) != 2 or not is_identifier(name):
+            _err(label, "launch_args", "entry '{}' is not 'name: type'; write e.g. launch_args = [\"n_rows: i32\"]".format(entry))
+        ty = parts[1].strip()
+        if ty not in _LAUNCH_ARG_TYPES:
+            _err(label, "launch_args", "'{}' has type '{}'; launch arguments are integers: use one of {}".format(name, ty, ", ".join(_LAUNCH_ARG_TYPES)))
+        if name in names:
+            _err(label, "launch_args", "'{}' is given twice".format(name))
+        names[name] = True
+    return ", ".join([e.strip() for e in launch_args])
 
 def is_identifier(text):
     """Whether `text` is a C (and Python) identifier: ASCII letters, digits, '_'.
@@ -248,6 +275,17 @@ def check_algos(label, algos, algo_constexprs, defaults):
             "launch_pdl": algo.get("launch_pdl", False),
             "launch_cooperative_grid": algo.get("launch_cooperative_grid", False),
         }
+        maxnreg = algo.get("maxnreg", None)
+        if maxnreg != None and (type(maxnreg) != "int" or maxnreg < 16 or maxnreg > 255):
+            _err(label, "algos", "algos[{}]: maxnreg must be an int from 16 to 255, got {}".format(i, maxnreg))
+        normalised["maxnreg"] = maxnreg
+        algo_targets = algo.get("targets", None)
+        if algo_targets != None:
+            if type(algo_targets) != "list" or not algo_targets:
+                _err(label, "algos", "algos[{}]: targets must be a non-empty list of the library's targets, got {}".format(i, algo_targets))
+            for t in algo_targets:
+                if t not in defaults["targets"]:
+                    _err(label, "algos", "algos[{}]: target '{}' is not one of the library's targets ({}); an algo's targets restrict the library's".format(i, t, ", ".join(defaults["targets"])))
         for key in ("num_warps", "num_stages", "num_ctas"):
             value = normalised[key]
             if type(value) != "int" or value < 1:
@@ -260,6 +298,7 @@ def check_algos(label, algos, algo_constexprs, defaults):
             _err(label, "grid", "no grid: set 'grid' on the library or on algos[{}]".format(i))
         normalised["grid"] = _grid_for(label, i, grid_template, constexprs)
         key = json.encode({k: normalised[k] for k in sorted(normalised.keys()) if k != "grid"})
+        normalised["targets"] = algo_targets
         if key in seen:
             _err(label, "algos", "algos[{}] and algos[{}] are the same algo; remove one".format(seen[key], i))
         seen[key] = i

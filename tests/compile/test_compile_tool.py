@@ -324,7 +324,7 @@ ERROR_CASES = {
     "grid_unknown_name": (add_args(grid="cdiv(m, 128)"), ["--grid", "unknown name 'm'"]),
     "grid_constexpr": (add_args(grid="cdiv(n, BLOCK)"), ["--grid", "'BLOCK' is a tl.constexpr"]),
     "grid_pointer": (add_args(grid="x_ptr"), ["--grid", "'x_ptr' is a pointer argument"]),
-    "grid_call": (add_args(grid="max(n, 1)"), ["--grid", "function 'max' is not allowed"]),
+    "grid_call": (add_args(grid="pow(n, 1)"), ["--grid", "function 'pow' is not allowed"]),
     "grid_injection": (add_args(grid="n); abort(); (1"), ["--grid", "character ';'"]),
     "grid_too_many": (add_args(grid="1,1,1,1"), ["--grid has 4 entries"]),
     "missing_flags": ([f"--kernel_path={KERNELS / 'add.py'}", "--out_json=x.json"],
@@ -572,3 +572,63 @@ def test_hip_variant_checked_against_its_hsaco(tmp_path, monkeypatch):
         f"--out_json={tmp_path / 'k2.json'}"]
     assert run_command_line(argv_small, err) == 1
     assert "bytes of LDS" in err.getvalue() and "fewer stages" in err.getvalue(), err.getvalue()
+
+
+# ----------------------------------------------------------------------------- launch args, maxnreg
+
+
+def test_launch_args_min_max_num_sms_and_maxnreg(tmp_path):
+    """--launch_args and NUM_SMS reach the record's grid and the C API, never the kernel;
+    --maxnreg reaches Triton (the PTX's .maxnreg) and the record."""
+    flags = [f for f in ADD_FLAGS if not f.startswith("--grid")]
+    argv = [f"--kernel_path={KERNELS / 'add.py'}", *flags, "--target=cuda:90",
+            "--grid=min(NUM_SMS * 2, cdiv(n_rows, 4)), max(tiles, 1)",
+            "--launch_args=n_rows: i32, tiles: i64", "--maxnreg=128",
+            *out_flags(tmp_path, ["json", "ptx", "c", "h"])]
+    err = io.StringIO()
+    assert run_command_line(argv, err) == 0, err.getvalue()
+    meta = json.loads((tmp_path / "k.json").read_text())
+    assert meta["launch_args"] == [{"name": "n_rows", "type": "i32", "ctype": "int32_t"},
+                                   {"name": "tiles", "type": "i64", "ctype": "int64_t"}]
+    assert meta["maxnreg"] == 128
+    assert meta["grid"] == ["min(NUM_SMS * 2, cdiv(n_rows, 4))", "max(tiles, 1)", "1"]
+    assert meta["grid_c"][0] == ("trt_grid_min(trt_grid_mul(trt_attr_num_sms, (int64_t)2), "
+                                 "trt_grid_cdiv((int64_t)n_rows, (int64_t)4))")
+    assert [a["name"] for a in meta["args"]] == ["x_ptr", "y_ptr", "out_ptr", "n", "BLOCK"]
+    assert ".maxnreg 128" in (tmp_path / "k.ptx").read_text()
+    h = (tmp_path / "k.h").read_text()
+    assert "int32_t n, int32_t n_rows, int64_t tiles);" in h
+    c = (tmp_path / "k.c").read_text()
+    assert "trt_device_attribute(&trt_driver_table, &trt_context_key_, TRT_ATTR_NUM_SMS" in c
+    # the kernel's parameters: the three pointers, n and the two scratch pointers
+    assert "void *trt_params[6] = {&x_ptr, &y_ptr, &out_ptr, &n, " in c
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--launch_args=n: i32"], "--launch_args: 'n' is already a parameter of the kernel"),
+    (["--launch_args=rows: fp32"], "launch arguments are integers"),
+    (["--maxnreg=8"], "--maxnreg: 8 is not a register count from 16 to 255"),
+    (["--grid=cdiv(n_rows, 4)"], "a grid value the kernel does not take must be declared as a "
+     "launch argument"),
+])
+def test_launch_arg_and_maxnreg_errors(tmp_path, extra, message):
+    flags = [f for f in ADD_FLAGS if not (f.startswith("--grid") and any(
+        e.startswith("--grid") for e in extra))]
+    argv = [f"--kernel_path={KERNELS / 'add.py'}", *flags, "--target=cuda:90", *extra,
+            *out_flags(tmp_path, ["json"])]
+    err = io.StringIO()
+    assert run_command_line(argv, err) == 1
+    assert message in err.getvalue(), err.getvalue()
+
+
+def test_algo_targets_recorded(tmp_path):
+    argv = [f"--kernel_path={KERNELS / 'add.py'}", *ADD_FLAGS, "--target=cuda:90",
+            "--algo_targets=cuda:90, cuda:100", *out_flags(tmp_path, ["json"])]
+    err = io.StringIO()
+    assert run_command_line(argv, err) == 0, err.getvalue()
+    meta = json.loads((tmp_path / "k.json").read_text())
+    assert meta["algo_targets"] == ["cuda:90", "cuda:100"]
+    argv[-2] = "--algo_targets=cuda:90,cuda:90"
+    err = io.StringIO()
+    assert run_command_line(argv, err) == 1
+    assert "--algo_targets: cuda:90 is listed twice" in err.getvalue()

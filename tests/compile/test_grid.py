@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from triton_aot.errors import UserError
-from triton_aot.grid import MAX_DEPTH, parse_grid
+from triton_aot.grid import MAX_DEPTH, parse_grid, parse_launch_args
 from triton_aot.signature import ParamInfo, bind, parse_constexprs, parse_signature
 
 RUNTIME_DIR = Path(__file__).resolve().parent.parent.parent / "runtime"  # trt_runtime.h
@@ -44,6 +44,9 @@ def grid(text):
     ("cdiv(cdiv(M, 2), cdiv(N, 4))", ("cdiv(cdiv(M, 2), cdiv(N, 4))", "1", "1")),
     ("ONE * M", ("ONE * M", "1", "1")),
     ("0", ("0", "1", "1")),
+    ("min(NUM_SMS, cdiv(M, 64))", ("min(NUM_SMS, cdiv(M, 64))", "1", "1")),
+    ("max( M,N ) , min(1,K)", ("max(M, N)", "min(1, K)", "1")),
+    ("NUM_SMS * 2 - max(M, 0)", ("NUM_SMS * 2 - max(M, 0)", "1", "1")),
 ])
 def test_accepted(text, source):
     assert grid(text).source == source
@@ -63,6 +66,52 @@ def test_emitted_c():
     )
 
 
+def test_min_max_and_device_attributes_in_c():
+    g = grid("min(NUM_SMS, M), max(N, 1)")
+    assert g.c[0] == "trt_grid_min(trt_attr_num_sms, (int64_t)M)"
+    assert g.c[1] == "trt_grid_max((int64_t)N, (int64_t)1)"
+    assert g.device_attrs == ("NUM_SMS",)
+    assert grid("M").device_attrs == ()
+
+
+def test_launch_args():
+    la = parse_launch_args("n_rows: i32, tiles:u64", SIG)
+    assert [(a.name, a.type) for a in la] == [("n_rows", "i32"), ("tiles", "u64")]
+    g = parse_grid("cdiv(n_rows, 4), min(NUM_SMS, tiles)", SIG, la)
+    assert g.c[0] == "trt_grid_cdiv((int64_t)n_rows, (int64_t)4)"
+    assert g.c[1] == "trt_grid_min(trt_attr_num_sms, (int64_t)tiles)"
+    assert parse_launch_args("  ", SIG) == ()
+    with pytest.raises(UserError, match=r"launch arguments: n_rows, tiles\)"):
+        parse_grid("n_cols", SIG, la)
+
+
+@pytest.mark.parametrize("text,culprit", [
+    ("n_rows", "is not 'name: type'"),
+    ("n_rows: fp32", "launch arguments are integers"),
+    ("n_rows: *i32", "is not 'name: type'"),
+    ("M: i32", "'M' is already a parameter of the kernel"),
+    ("BLOCK: i32", "'BLOCK' is already a parameter of the kernel"),
+    ("n: i32, n: i64", "'n' is given twice"),
+    ("int: i32", "cannot be a C parameter name"),
+    ("trt_x: i32", "cannot be a C parameter name"),
+    ("stream: i64", "is a parameter of the C API itself"),
+    ("algo_id: i32", "is a parameter of the C API itself"),
+    ("NUM_SMS: i32", "is a device attribute"),
+    ("n: i32;", "is not 'name: type'"),
+])
+def test_launch_args_rejected(text, culprit):
+    with pytest.raises(UserError) as info:
+        parse_launch_args(text, SIG)
+    assert culprit in str(info.value)
+    assert str(info.value).startswith("--launch_args")
+
+
+def test_kernel_parameter_named_like_a_device_attribute():
+    sig = bind(parse_signature("i32"), [ParamInfo("NUM_SMS", False)], {}, {}, "k")
+    with pytest.raises(UserError, match="names both a kernel parameter and the device attribute"):
+        parse_grid("NUM_SMS", sig)
+
+
 def test_padding_to_three():
     assert grid("M").c == ("(int64_t)M", "(int64_t)1", "(int64_t)1")
     assert len(grid("M, N").c) == 3
@@ -78,7 +127,13 @@ def test_padding_to_three():
     ("alpha", "'alpha' is a floating-point argument (fp32)"),
     ("x_ptr", "'x_ptr' is a pointer argument (*fp16)"),
     ("flag", "'flag' is a boolean argument (i1)"),
-    ("max(M, 1)", "function 'max' is not allowed"),
+    ("pow(M, 1)", "function 'pow' is not allowed; the functions are cdiv(a, b), min(a, b) "
+     "and max(a, b)"),
+    ("min(M)", "expected ','"),
+    ("max(M, 1, 2)", "expected ')'"),
+    ("NUM_SMS(1)", "function 'NUM_SMS' is not allowed"),
+    ("num_sms", "unknown name 'num_sms'"),
+    ("n_rows", "a grid value the kernel does not take must be declared as a launch argument"),
     ("triton.cdiv(M, 2)", "character '.' is not allowed"),
     ("M; exit(0)", "character ';' is not allowed"),
     ("'M'", "character \"'\" is not allowed"),
@@ -176,6 +231,10 @@ def _ref1(node, env):
         return a - b
     if kind == "*":
         return a * b
+    if kind == "min":
+        return min(a, b)
+    if kind == "max":
+        return max(a, b)
     if b == 0:
         raise _Invalid
     if kind == "/":
@@ -193,8 +252,8 @@ def _text(node):
         return node[1]
     if kind == "neg":
         return f"-({_text(node[1])})"
-    if kind == "cdiv":
-        return f"cdiv({_text(node[1])}, {_text(node[2])})"
+    if kind in ("cdiv", "min", "max"):
+        return f"{kind}({_text(node[1])}, {_text(node[2])})"
     return f"({_text(node[1])} {kind} {_text(node[2])})"
 
 
@@ -205,7 +264,7 @@ def _random_tree(rng, depth):
         return ("arg", rng.choice(["M", "N", "K", "ONE"]))
     if rng.random() < 0.1:
         return ("neg", _random_tree(rng, depth - 1))
-    op = rng.choice(["+", "-", "*", "/", "%", "cdiv"])
+    op = rng.choice(["+", "-", "*", "/", "%", "cdiv", "min", "max"])
     return (op, _random_tree(rng, depth - 1), _random_tree(rng, depth - 1))
 
 

@@ -2,8 +2,9 @@
  * See fake_cuda.h for the image format, the checks it makes and the control API.
  *
  * Build: cc -shared -fPIC -O1 -I<cuda.h dir> -Wl,-soname,libcuda.so.1 -o libcuda.so.1 fake_cuda.c -lpthread
- * Define FAKE_CUDA_NO_CTX_GET_ID to build a driver without cuCtxGetId (pre-12.0 drivers), which
- * makes generated code key its caches by CUcontext pointer.
+ * Define FAKE_CUDA_NO_CTX_GET_ID to build a driver without cuCtxGetId and cuStreamGetId (pre-12.0
+ * drivers), which makes generated code key its caches by CUcontext pointer (and allocate scratch
+ * at every launch).
  */
 #define _POSIX_C_SOURCE 200809L /* nanosleep under -std=c11 */
 #include "fake_cuda.h"
@@ -24,6 +25,7 @@
 #define MAX_ATTR_EVENTS 1024
 #define MAX_FAILURES 16
 #define MAX_ENTRIES 32
+#define MAX_CAPTURING 16
 
 struct CUctx_st {
   int device;
@@ -50,7 +52,7 @@ struct CUmod_st {
 };
 
 typedef struct {
-  int cc_major, cc_minor, optin;
+  int cc_major, cc_minor, optin, num_sms;
 } device_t;
 
 typedef struct {
@@ -89,7 +91,11 @@ static struct {
   counter_t counters[MAX_ENTRIES];
   int num_counters;
   int load_delay_us;
+  int launch_delay_us;
   unsigned long long next_ctx_id;
+  int sm_count_reads[MAX_DEVICES]; /* cuDeviceGetAttribute(MULTIPROCESSOR_COUNT) per device */
+  CUstream capturing[MAX_CAPTURING];
+  int num_capturing;
 } g;
 
 static __thread CUcontext tls_current;
@@ -100,6 +106,7 @@ static void reset_locked(void) {
   g.devices[0].cc_major = 9;
   g.devices[0].cc_minor = 0;
   g.devices[0].optin = 232448;
+  g.devices[0].num_sms = 132;
   g.next_ptr = 0x7f0000000000ull;
   g.next_ctx_id = 1000;
 }
@@ -161,8 +168,27 @@ EXPORT void fake_cuda_set_device(int ordinal, int cc_major, int cc_minor, int op
   g.devices[ordinal].cc_major = cc_major;
   g.devices[ordinal].cc_minor = cc_minor;
   g.devices[ordinal].optin = optin;
+  if (g.devices[ordinal].num_sms == 0) g.devices[ordinal].num_sms = 132;
   if (ordinal >= g.num_devices) g.num_devices = ordinal + 1;
   pthread_mutex_unlock(&g_lock);
+}
+
+EXPORT void fake_cuda_set_num_sms(int ordinal, int num_sms) {
+  pthread_once(&init_once, init);
+  if (ordinal < 0 || ordinal >= MAX_DEVICES) return;
+  pthread_mutex_lock(&g_lock);
+  g.devices[ordinal].num_sms = num_sms;
+  pthread_mutex_unlock(&g_lock);
+}
+
+EXPORT int fake_cuda_sm_count_reads(int ordinal) {
+  int n;
+  pthread_once(&init_once, init);
+  if (ordinal < 0 || ordinal >= MAX_DEVICES) return -1;
+  pthread_mutex_lock(&g_lock);
+  n = g.sm_count_reads[ordinal];
+  pthread_mutex_unlock(&g_lock);
+  return n;
 }
 
 EXPORT CUcontext fake_cuda_create_context(int device) {
@@ -195,6 +221,28 @@ EXPORT void fake_cuda_fail_after(const char *entry, int skip, CUresult error, in
 
 EXPORT void fake_cuda_fail(const char *entry, CUresult error, int times) {
   fake_cuda_fail_after(entry, 0, error, times);
+}
+
+/* Sleeps outside the lock, so that other threads run in the window before a launch is recorded. */
+static void launch_delay(void) {
+  int delay;
+  pthread_once(&init_once, init);
+  pthread_mutex_lock(&g_lock);
+  delay = g.launch_delay_us;
+  pthread_mutex_unlock(&g_lock);
+  if (delay > 0) {
+    struct timespec ts;
+    ts.tv_sec = delay / 1000000;
+    ts.tv_nsec = (long)(delay % 1000000) * 1000;
+    nanosleep(&ts, NULL);
+  }
+}
+
+EXPORT void fake_cuda_set_launch_delay_us(int us) {
+  pthread_once(&init_once, init);
+  pthread_mutex_lock(&g_lock);
+  g.launch_delay_us = us;
+  pthread_mutex_unlock(&g_lock);
 }
 
 EXPORT void fake_cuda_set_load_delay_us(int us) {
@@ -333,7 +381,54 @@ EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
   RETURN(CUDA_SUCCESS);
 }
 
+EXPORT int fake_cuda_has_stream_ids(void) {
+#ifdef FAKE_CUDA_NO_CTX_GET_ID
+  return 0;
+#else
+  return 1;
+#endif
+}
+
+EXPORT void fake_cuda_set_capturing(CUstream stream, int on) {
+  int i;
+  pthread_once(&init_once, init);
+  pthread_mutex_lock(&g_lock);
+  for (i = 0; i < g.num_capturing; ++i)
+    if (g.capturing[i] == stream) break;
+  if (on && i == g.num_capturing && i < MAX_CAPTURING) g.capturing[g.num_capturing++] = stream;
+  if (!on && i < g.num_capturing) g.capturing[i] = g.capturing[--g.num_capturing];
+  pthread_mutex_unlock(&g_lock);
+}
+
+EXPORT CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *status) {
+  int i;
+  ENTER("cuStreamIsCapturing");
+  if (tls_current == NULL) RETURN(CUDA_ERROR_INVALID_CONTEXT);
+  *status = CU_STREAM_CAPTURE_STATUS_NONE;
+  for (i = 0; i < g.num_capturing; ++i)
+    if (g.capturing[i] == stream) *status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  RETURN(CUDA_SUCCESS);
+}
+
 #ifndef FAKE_CUDA_NO_CTX_GET_ID
+/* Stream ids: the legacy stream (NULL, CU_STREAM_LEGACY) is 1, a per-thread default stream a
+ * per-thread number, any other handle its own value. */
+static __thread unsigned long long tls_stream_id;
+static unsigned long long g_next_thread_stream = 1ull << 40;
+EXPORT CUresult cuStreamGetId(CUstream stream, unsigned long long *id) {
+  ENTER("cuStreamGetId");
+  if (tls_current == NULL) RETURN(CUDA_ERROR_INVALID_CONTEXT);
+  if (stream == NULL || stream == CU_STREAM_LEGACY) {
+    *id = 1;
+  } else if (stream == CU_STREAM_PER_THREAD) {
+    if (tls_stream_id == 0) tls_stream_id = g_next_thread_stream++;
+    *id = tls_stream_id;
+  } else {
+    *id = (unsigned long long)(uintptr_t)stream;
+  }
+  RETURN(CUDA_SUCCESS);
+}
+
 EXPORT CUresult cuCtxGetId(CUcontext ctx, unsigned long long *id) {
   ENTER("cuCtxGetId");
   if (ctx == NULL) ctx = tls_current;
@@ -357,6 +452,10 @@ EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevic
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = g.devices[dev].cc_major; break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = g.devices[dev].cc_minor; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *pi = g.devices[dev].optin; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+      *pi = g.devices[dev].num_sms;
+      g.sm_count_reads[dev]++;
+      break;
     default: RETURN(CUDA_ERROR_INVALID_VALUE); /* generated code should ask for nothing else */
   }
   RETURN(CUDA_SUCCESS);
@@ -548,6 +647,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
                                unsigned int bx, unsigned int by, unsigned int bz,
                                unsigned int shared, CUstream stream, void **params, void **extra) {
   unsigned int grid[3], block[3];
+  launch_delay();
   ENTER("cuLaunchKernel");
   grid[0] = gx, grid[1] = gy, grid[2] = gz;
   block[0] = bx, block[1] = by, block[2] = bz;
@@ -558,6 +658,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
 EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params,
                                  void **extra) {
   unsigned int grid[3], block[3];
+  launch_delay();
   ENTER("cuLaunchKernelEx");
   if (cfg == NULL || extra != NULL) RETURN(CUDA_ERROR_INVALID_VALUE);
   grid[0] = cfg->gridDimX, grid[1] = cfg->gridDimY, grid[2] = cfg->gridDimZ;

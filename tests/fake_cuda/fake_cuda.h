@@ -4,6 +4,8 @@
  * through dlopen("libcuda.so.1") like the real driver (put its directory on LD_LIBRARY_PATH); a test
  * program links it directly to call the fake_cuda_* functions below.  It implements exactly the
  * driver entry points that generated code resolves, plus cuCtxSetCurrent/cuInit for test programs.
+ * cuStreamGetId gives the legacy stream id 1, CU_STREAM_PER_THREAD a per-thread id, other handles
+ * their own value; cuStreamIsCapturing is ACTIVE for streams marked by fake_cuda_set_capturing.
  *
  * Images.  cuModuleLoadData accepts
  *   - fake images: NUL-terminated text "TRTFAKE1 key=value ..." with keys
@@ -51,6 +53,14 @@ extern "C" {
 void fake_cuda_reset(void);
 /* Defines device `ordinal` (0..7), growing the device count as needed. */
 void fake_cuda_set_device(int ordinal, int cc_major, int cc_minor, int shared_optin_bytes);
+/* Multiprocessor count of device `ordinal` (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT; default 132,
+ * set by fake_cuda_set_device when 0). */
+void fake_cuda_set_num_sms(int ordinal, int num_sms);
+/* 1 when this fake has cuCtxGetId and cuStreamGetId (scratch buffers are then reused per
+ * stream), 0 when built with FAKE_CUDA_NO_CTX_GET_ID. */
+int fake_cuda_has_stream_ids(void);
+/* Marks `stream` as capturing a CUDA graph (cuStreamIsCapturing says ACTIVE) or not. */
+void fake_cuda_set_capturing(CUstream stream, int on);
 /* Creates a context on `device` (not made current). */
 CUcontext fake_cuda_create_context(int device);
 /* Makes `ctx` (may be NULL) current for the calling thread; same as cuCtxSetCurrent. */
@@ -60,6 +70,8 @@ void fake_cuda_set_current(CUcontext ctx);
 void fake_cuda_fail(const char *entry, CUresult error, int times);
 /* Same, after letting the next `skip` calls of `entry` succeed. */
 void fake_cuda_fail_after(const char *entry, int skip, CUresult error, int times);
+/* cuLaunchKernel(Ex) sleeps this long before doing anything (widens race windows). */
+void fake_cuda_set_launch_delay_us(int microseconds);
 /* cuModuleLoadData sleeps this long before doing anything (widens race windows). */
 void fake_cuda_set_load_delay_us(int microseconds);
 
@@ -67,6 +79,8 @@ void fake_cuda_set_load_delay_us(int microseconds);
 
 /* Calls of a driver entry point since the last reset, failed ones included. */
 int fake_cuda_call_count(const char *entry);
+/* Successful reads of CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT of device `ordinal` since reset. */
+int fake_cuda_sm_count_reads(int ordinal);
 
 typedef struct fake_cuda_load {
   int seq;

@@ -45,6 +45,16 @@ def feat_lib(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def launch_lib(tmp_path_factory):
+    return harness.build(tmp_path_factory.mktemp("launch"), "rows", libs.launch_variants())
+
+
+@pytest.fixture(scope="session")
+def restricted_lib(tmp_path_factory):
+    return harness.build(tmp_path_factory.mktemp("restr"), "restr", libs.restricted_variants())
+
+
+@pytest.fixture(scope="session")
 def types_lib(tmp_path_factory):
     return harness.build(tmp_path_factory.mktemp("types"), "types_lib", libs.types_variants())
 

@@ -119,8 +119,10 @@ def variant(symbol: str, args: list[dict], *, kernel_name: str = "k", arch: int 
             algo_index: int | None = None, num_warps: int = 4, num_stages: int = 3,
             num_ctas: int = 1, cooperative: bool = False, pdl: bool = False, shared: int = 0,
             global_scratch: tuple[int, int] = (0, 1), profile_scratch: tuple[int, int] = (0, 1),
-            grid_c=("1", "1", "1"), ptx_embedded: bool = False) -> dict:
-    return {
+            grid_c=("1", "1", "1"), ptx_embedded: bool = False,
+            launch_args: list[tuple[str, str]] | None = None, maxnreg: int | None = None,
+            algo_targets: list[str] | None = None) -> dict:
+    meta = {
         "format": record_mod.FORMAT,
         "symbol": symbol,
         "kernel_name": kernel_name,
@@ -138,6 +140,14 @@ def variant(symbol: str, args: list[dict], *, kernel_name: str = "k", arch: int 
         "cubin_file": f"{symbol}.cubin", "cubin_sha256": "0" * 64, "cubin_size": 0,
         "ptx_embedded": ptx_embedded, "ptx_file": f"{symbol}.ptx" if ptx_embedded else None,
     }
+    if launch_args:
+        meta["launch_args"] = [{"name": n, "type": t, "ctype": abi.c_type(t).ctype}
+                               for n, t in launch_args]
+    if maxnreg is not None:
+        meta["maxnreg"] = maxnreg
+    if algo_targets is not None:
+        meta["algo_targets"] = algo_targets
+    return meta
 
 
 def launcher_args(meta: dict) -> list[dict]:

@@ -54,6 +54,48 @@ def feature_variants() -> list[dict]:
     ]
 
 
+def launch_variants() -> list[dict]:
+    """Launch-only arguments and device attributes in grids: `rows(out_ptr, n_cols, BLOCK)`
+    with launch arguments n_rows: i32 and tiles: i64 (C API: stream, out_ptr, n_cols, n_rows,
+    tiles, algo_id). Algo 0 is row-wise (grid n_rows, with an n_cols%16 variant), algo 1
+    persistent (min(NUM_SMS, tiles)), algo 2 overflow-prone arithmetic, algo 3 max()."""
+    args = lambda block, n_cols=None: [arg("out_ptr", "*fp32"), arg("n_cols", "i32", n_cols),
+                                       constexpr("BLOCK", block)]
+    la = [("n_rows", "i32"), ("tiles", "i64")]
+    common = dict(kernel_name="rows_kernel", arch=90, launch_args=la)
+    return [
+        variant("rows_a0_d16", args(64, 16), algo_index=0, grid_c=(
+            "(int64_t)n_rows", "(int64_t)1", "(int64_t)1"), **common),
+        variant("rows_a0_gen", args(64), algo_index=0, grid_c=(
+            "(int64_t)n_rows", "(int64_t)1", "(int64_t)1"), **common),
+        variant("rows_a1", args(128), algo_index=1, grid_c=(
+            "trt_grid_min(trt_attr_num_sms, (int64_t)tiles)", "(int64_t)1", "(int64_t)1"),
+                **common),
+        variant("rows_a2", args(256), algo_index=2, grid_c=(
+            "trt_grid_mul(trt_grid_cdiv((int64_t)n_rows, (int64_t)2), (int64_t)tiles)",
+            "(int64_t)1", "(int64_t)1"), **common),
+        variant("rows_a3", args(512), algo_index=3, grid_c=(
+            "trt_grid_max((int64_t)n_cols, (int64_t)tiles)", "trt_grid_mul(trt_attr_num_sms, "
+            "(int64_t)2)", "(int64_t)1"), maxnreg=128, **common),
+    ]
+
+
+def restricted_variants(algo1_targets=("cuda:90",), archs1=(90,)) -> list[dict]:
+    """`restr(out_ptr, n)`: algo 0 on sm_80 and sm_90; algo 1 (an fp8-style algo) declared and
+    compiled for sm_90 only, with an aligned and a generic variant."""
+    args = lambda block, n=None: [arg("out_ptr", "*fp32"), arg("n", "i32", n),
+                                  constexpr("BLOCK", block)]
+    grid = ("(int64_t)n", "(int64_t)1", "(int64_t)1")
+    out = [variant(f"restr_a0_sm{a}", args(64), kernel_name="restr_kernel", arch=a,
+                   algo_index=0, grid_c=grid) for a in (80, 90)]
+    for a in archs1:
+        for spec, hint in (("d16", 16), ("gen", None)):
+            out.append(variant(f"restr_a1_{spec}_sm{a}", args(128, hint), kernel_name="restr_kernel",
+                               arch=a, algo_index=1, grid_c=grid,
+                               algo_targets=list(algo1_targets)))
+    return out
+
+
 SCALAR_TYPES = ["i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp16", "bf16",
                 "fp32", "fp64"]
 

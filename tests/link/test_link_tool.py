@@ -212,3 +212,39 @@ def test_error_missing_flag(tmp_path):
 def test_error_bad_name(tmp_path):
     p = _link(tmp_path, _two_algo_metas(), name="my-kernel")
     assert p.returncode == 1 and "--name 'my-kernel' is not a valid C identifier" in p.stderr
+
+
+# ---- per-algo target restrictions (--algo_targets)
+
+
+def test_declared_restriction_allows_a_missing_target(tmp_path):
+    p = _link(tmp_path, libs.restricted_variants(), name="restr")
+    assert p.returncode == 0, p.stderr
+    c = (tmp_path / "out" / "restr.c").read_text()
+    # algo 1 has no sm_80 selector: NULL in the table, the dispatcher's documented error
+    assert "trt_select_restr_a1_sm80" not in c
+    assert "{NULL, trt_select_restr_a1_sm90}," in c
+    assert "return CUDA_ERROR_NO_BINARY_FOR_GPU;" in c
+
+
+def test_error_restricted_algo_missing_a_declared_target(tmp_path):
+    metas = libs.restricted_variants(algo1_targets=("cuda:80", "cuda:90"))
+    _expect_error(tmp_path, metas, "no variant for sm_80", "restr_a1_d16_sm90")
+
+
+def test_error_restriction_declares_a_target_the_library_lacks(tmp_path):
+    metas = libs.restricted_variants(algo1_targets=("cuda:90", "cuda:100"))
+    _expect_error(tmp_path, metas, "declares target cuda:100", "has no variant for it")
+
+
+def test_error_restriction_differs_within_an_algo(tmp_path):
+    metas = libs.restricted_variants()
+    metas[-1]["algo_targets"] = ["cuda:80", "cuda:90"]
+    _expect_error(tmp_path, metas, "declare different algo targets", "same --algo_targets")
+
+
+def test_undeclared_missing_target_is_still_an_error(tmp_path):
+    metas = libs.restricted_variants()
+    for m in metas:
+        m.pop("algo_targets", None)
+    _expect_error(tmp_path, metas, "has no variant for sm_80", "compile every algo for every target")

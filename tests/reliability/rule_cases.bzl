@@ -112,6 +112,26 @@ RULE_CASES = [
         expected = ["attribute 'algos': algos[0]: constexpr 'BLOCK'", "is not a value", "tl.float16"],
     ),
     struct(
+        id = "rule_launch_args_no_type",
+        attrs = dict(launch_args = ["n_rows"]),
+        expected = ["attribute 'launch_args': entry 'n_rows' is not 'name: type'", "launch_args = [\"n_rows: i32\"]"],
+    ),
+    struct(
+        id = "rule_launch_args_float",
+        attrs = dict(launch_args = ["scale: fp32"]),
+        expected = ["attribute 'launch_args': 'scale' has type 'fp32'", "launch arguments are integers"],
+    ),
+    struct(
+        id = "rule_algo_target_not_in_library",
+        attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 64}, targets = ["cuda:90"])]),
+        expected = ["attribute 'algos': algos[0]: target 'cuda:90' is not one of the library's targets (cuda:80)", "an algo's targets restrict the library's"],
+    ),
+    struct(
+        id = "rule_algo_maxnreg",
+        attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 64}, maxnreg = 300)]),
+        expected = ["attribute 'algos': algos[0]: maxnreg must be an int from 16 to 255, got 300", "from 16 to 255"],
+    ),
+    struct(
         id = "rule_targets_sm_spelling",
         attrs = dict(targets = ["sm_90"]),
         expected = ["attribute 'targets': 'sm_90' is not a target", "write \"cuda:<sm>\""],

@@ -232,7 +232,7 @@ class Batch:
 FAKE_CUBIN = b"\x7fELF fake cubin for the fuzz tests\x00"
 
 
-def render(sig: S.BoundSignature, grid: G.Grid, symbol: str) -> str | None:
+def render(sig: S.BoundSignature, grid: G.Grid, symbol: str, launch_args=()) -> str | None:
     """The variant C the compile tool would write for this signature and grid (None when the
     tool would reject it in codegen, which it reports as a UserError)."""
     args = types.SimpleNamespace(symbol=symbol, algo_index=0, num_stages=3,
@@ -243,7 +243,7 @@ def render(sig: S.BoundSignature, grid: G.Grid, symbol: str) -> str | None:
                                      global_scratch_align=1, profile_scratch_size=0,
                                      profile_scratch_align=1, triton_version="3.6.0")
     target = Target("cuda", 90, 32)
-    record = tool.build_record(args, "fuzz.py", target, sig, grid, compiled)
+    record = tool.build_record(args, "fuzz.py", target, sig, grid, compiled, launch_args)
     try:
         c_text, _ = c_variant.render(record, FAKE_CUBIN, None)
     except UserError:
@@ -462,7 +462,8 @@ def _expr(names, int_names):
     good = st.sampled_from(int_names) if int_names else st.sampled_from(["1", "2"])
     leaf = st.one_of(good, good, good, st.integers(0, 5000).map(str),
                      st.integers(0, 5000).map(str), st.integers(0, 2**70).map(str),
-                     st.sampled_from(names + ["m", "cdiv", "BLOCK", "x_ptr", "0", "00", "007"]))
+                     st.sampled_from(names + ["m", "cdiv", "BLOCK", "x_ptr", "0", "00", "007",
+                                              "NUM_SMS", "min", "max", "num_sms"]))
     space = st.sampled_from(["", " ", "  ", "\t", "\n", "\u00a0"])
 
     def grow(inner):
@@ -471,20 +472,34 @@ def _expr(names, int_names):
             st.tuples(st.sampled_from(["-", "+", "- -"]), inner).map("".join),
             inner.map(lambda e: f"({e})"),
             st.tuples(inner, inner).map(lambda ab: f"cdiv({ab[0]}, {ab[1]})"),
+            st.tuples(st.sampled_from(["min", "max"]), inner, inner).map(
+                lambda fab: f"{fab[0]}({fab[1]}, {fab[2]})"),
         )
     return st.recursive(leaf, grow, max_leaves=10)
+
+
+LAUNCH_ARG_NAMES = ["n_rows", "tiles", "n", "x_ptr", "NUM_SMS", "stream", "int", "BLOCK"]
 
 
 @st.composite
 def grid_case(draw):
     sig = draw(bound_signature())
+    # launch-only arguments: usually good names, sometimes ones that clash (refused)
+    good = st.sampled_from(["n_rows", "tiles", "m_blocks"])
+    la_text = ", ".join(f"{n}: {t}" for n, t in draw(st.lists(st.tuples(
+        st.one_of(good, good, good, st.sampled_from(LAUNCH_ARG_NAMES)),
+        st.one_of(st.sampled_from(sorted(S.INT_TYPES)), st.sampled_from(["fp32", "*i32"]))),
+        max_size=2, unique_by=lambda t: t[0])))
+    la_text = draw(st.one_of(st.just(la_text), st.just(la_text), mutated(st.just(la_text))))
+    launch_args = _only_user_errors(G.parse_launch_args, la_text, sig) or ()
     names = [a.name for a in sig.args]
-    int_names = [a.name for a in sig.args if not a.is_constexpr and a.type in S.INT_TYPES]
+    int_names = ([a.name for a in sig.args if not a.is_constexpr and a.type in S.INT_TYPES]
+                 + [a.name for a in launch_args] + ["NUM_SMS"])
     dims = draw(st.lists(_expr(names, int_names), min_size=1, max_size=4))
     text = ", ".join(dims)
     text = draw(st.one_of(st.just(text), st.just(text), st.just(text), mutated(st.just(text)),
                           junk(40)))
-    return sig, text
+    return sig, text, launch_args
 
 
 GRID_BATCH = Batch("grid")
@@ -509,6 +524,11 @@ def _eval(node, env) -> int:
         v = node.value
     elif isinstance(node, G.Arg):
         v = 1 if node.one else env[node.name]
+    elif isinstance(node, G.DevAttr):
+        v = env[node.name]
+    elif isinstance(node, G.MinMax):
+        a, b = _eval(node.left, env), _eval(node.right, env)
+        v = min(a, b) if node.fn == "min" else max(a, b)
     elif isinstance(node, G.Neg):
         v = -_eval(node.operand, env)
     elif isinstance(node, G.CDiv):
@@ -539,24 +559,28 @@ def _ctrunc(a: int, b: int) -> int:
 @FUZZ
 @given(grid_case(), st.randoms(use_true_random=False))
 def test_parse_grid(case, rnd):
-    sig, text = case
+    sig, text, launch_args = case
     _count("grid", "examples")
-    grid = _only_user_errors(G.parse_grid, text, sig)
+    grid = _only_user_errors(G.parse_grid, text, sig, launch_args)
     if grid is None:
         return
     _count("grid", "accepted")
     # the C stays linear in the size of the grid (no operand copied into every use)
     assert sum(map(len, grid.c)) <= 200 + 60 * len(text), (text, sum(map(len, grid.c)))
     # the canonical source means the same
-    again = G.parse_grid(", ".join(grid.source), sig)
+    again = G.parse_grid(", ".join(grid.source), sig, launch_args)
     assert again.c == grid.c, (text, grid.source)
-    c_text = render(sig, grid, f"fuzz_grid_{len(GRID_BATCH.sources)}")
+    if grid.device_attrs:
+        _count("grid", "accepted reading NUM_SMS")
+    if launch_args:
+        _count("grid", "accepted with launch arguments")
+    c_text = render(sig, grid, f"fuzz_grid_{len(GRID_BATCH.sources)}", launch_args)
     assert c_text is not None, "codegen refused a grid the parser accepted"
     GRID_BATCH.add_variant(c_text)
     # semantics: evaluate with small argument values, in C and here (the values are drawn
     # whether or not they are used, so that the draws never depend on the batch's state)
     int_args = [a for a in sig.args if not a.is_constexpr and a.type in S.INT_TYPES
-                and not a.is_one]
+                and not a.is_one] + list(launch_args)
     envs = []
     for _ in range(3):
         env = {}
@@ -564,16 +588,17 @@ def test_parse_grid(case, rnd):
             lo, hi = _c_int(a.type)
             env[a.name] = rnd.choice([0, 1, 2, 63, 64, 127, min(hi, 1000), max(lo, -7),
                                       rnd.randint(max(lo, -5000), min(hi, 5000))])
+        env["NUM_SMS"] = rnd.choice([1, 8, 132])
         envs.append(env)
     if len(GRID_BATCH.evals) >= min(4 * EXAMPLES, 6000):  # one main() runs them all
         return
-    trees = G._Parser(text, G._symbols(sig)).entries()
+    trees = G._Parser(text, G._symbols(sig, launch_args)).entries()
     trees += [G.Num(1)] * (3 - len(trees))
     fn = f"ev_{len(GRID_BATCH.eval_functions)}"
-    params = ", ".join(f"{abi.c_type(a.type).ctype} {a.name}" for a in int_args) or "void"
+    params = ", ".join(f"{abi.c_type(a.type).ctype} {a.name}" for a in int_args)
     GRID_BATCH.eval_functions.append(
-        f"static __attribute__((unused)) void {fn}(int64_t *o{', ' if int_args else ''}"
-        f"{params if int_args else ''}) {{\n"
+        f"static __attribute__((unused)) void {fn}(int64_t *o, int64_t trt_attr_num_sms"
+        f"{', ' if int_args else ''}{params}) {{\n  (void)trt_attr_num_sms;\n"
         + "".join(f"  o[{i}] = {c};\n" for i, c in enumerate(grid.c)) + "}")
     for env in envs:
         want = []
@@ -582,9 +607,9 @@ def test_parse_grid(case, rnd):
                 want.append(str(_eval(t, env)))
             except _Invalid:
                 want.append("NEG")  # any negative value: the launcher rejects it
-        call = ", ".join(f"({abi.c_type(a.type).ctype}){env[a.name]}" for a in int_args)
-        GRID_BATCH.evals.append(
-            f"  {fn}(o{', ' if call else ''}{call}); print3(o);")
+        call = ", ".join([f"(int64_t){env['NUM_SMS']}"] + [
+            f"({abi.c_type(a.type).ctype}){env[a.name]}" for a in int_args])
+        GRID_BATCH.evals.append(f"  {fn}(o, {call}); print3(o);")
         GRID_BATCH.expected.append(" ".join(want))
 
 

@@ -74,8 +74,11 @@ int main(void) {
   CHECK_EQ(l.grid[0], 16);
   CHECK_EQ(count_attr("feat_cluster16", CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), 1);
 
-  /* scratch: 96 B/CTA aligned to 512 (over-allocated), 32 B/CTA profile aligned to 128;
+  /* scratch under CUDA-graph capture (not reused: scratch.c tests the reusable buffer):
+   * 96 B/CTA aligned to 512 (over-allocated), 32 B/CTA profile aligned to 128;
    * 5 x 2 CTAs. Allocated on the launch stream before the launch, freed after it. */
+  fake_cuda_set_capturing((CUstream)0x5678, 1);
+  fake_cuda_set_capturing(NULL, 1);
   {
     int m0 = fake_cuda_num_mem_events();
     fake_cuda_mem_event ga, pa, pf, gf;
@@ -124,6 +127,8 @@ int main(void) {
   CHECK_EQ(feat(NULL, OUT, 5, SCRATCH), CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
   CHECK_EQ(fake_cuda_live_allocations(), 0);
   CHECK_EQ(feat(NULL, OUT, 5, SCRATCH), CUDA_SUCCESS);
+  fake_cuda_set_capturing((CUstream)0x5678, 0);
+  fake_cuda_set_capturing(NULL, 0);
 
   /* > 48 KiB shared memory: opt-in attribute set to the kernel's size, launch with it */
   l = launch_ok(SMEM100K, 2);
