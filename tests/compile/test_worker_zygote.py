@@ -221,6 +221,10 @@ def hanging_compile(tmp_path):
     try:
         w.send(add_request(tmp_path), 1)
         wait_until(started.exists, 120, "the fake ptxas to start")
+        # The fake writes its marker, then execs sleep: on a loaded machine the exec may not have
+        # happened yet when the marker appears, so wait for it (bounded) before looking.
+        wait_until(lambda: any(c.startswith("sleep ") for c in processes_with(marker).values()),
+                   60, "the fake ptxas to be sleeping")
         tree = processes_with(marker)
         # the worker, the compiling child and ptxas (a sleep by now) at least
         assert len(tree) >= 3 and any(c.startswith("sleep ") for c in tree.values()), tree
