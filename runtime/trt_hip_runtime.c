@@ -100,24 +100,6 @@ int trt_hip_pick_target(const trt_target *targets, int n, const char *arch) {
   return -1;
 }
 
-static trt_slot *trt_slot_find(trt_slot **head, unsigned long long key) {
-  trt_slot *s;
-  for (s = TRT_LOAD_ACQUIRE(head); s != NULL; s = s->next)
-    if (s->key == key) return s;
-  return NULL;
-}
-
-/* Caller holds trt_hip_lock. NULL when out of memory. */
-static trt_slot *trt_slot_get_or_add(trt_slot **head, unsigned long long key) {
-  trt_slot *s = trt_slot_find(head, key);
-  if (s != NULL) return s;
-  s = (trt_slot *)calloc(1, sizeof *s);
-  if (s == NULL) return NULL;
-  s->key = key;
-  s->next = *head;
-  TRT_STORE_RELEASE(head, s);
-  return s;
-}
 
 /* Loads the hsaco on device `key`. Caller holds trt_hip_lock. */
 static hipError_t trt_module_load(const trt_driver *d, const trt_kernel_info *k,
@@ -212,7 +194,7 @@ hipError_t trt_hip_kernel_unload(trt_kernel *k) {
   s = trt_slot_find(&k->slots, key);
   if (s != NULL && s->value != 0) {
     TRT_STORE_RELEASE(&s->value, (uintptr_t)0);
-    r = d->module_unload(s->module);
+    r = d->module_unload((hipModule_t)s->module);
     s->module = NULL;
   }
   pthread_mutex_unlock(&trt_hip_lock);

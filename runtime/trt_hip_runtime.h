@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "trt_grid.h"
+#include "trt_slots.h" /* the per-context cache lists */
 #include "trt_hip.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -65,12 +66,6 @@ typedef struct trt_driver {
 /* Per-device cache (key: the device ordinal), as trt_runtime.h's per-context one: prepended
  * under the lock, never freed, read lock-free; value 0 = nothing cached, else a hipFunction_t
  * (kernel slots) or target index + 1 (dispatcher slots). */
-typedef struct trt_slot {
-  struct trt_slot *next;
-  unsigned long long key;
-  hipModule_t module;
-  uintptr_t value;
-} trt_slot;
 
 typedef struct trt_target {
   const char *arch; /* "gfx942": matched exactly against the device's gcnArchName */

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "trt_grid.h" /* the checked grid arithmetic the launchers call */
+#include "trt_slots.h" /* the per-context cache lists */
 
 #if defined(__GNUC__) || defined(__clang__)
 #define TRT_INTERNAL __attribute__((visibility("hidden")))
@@ -80,18 +81,6 @@ typedef struct trt_driver {
   trt_pfn_stream_is_capturing stream_is_capturing; /* CUDA 10.0: no reuse under capture */
 } trt_driver;
 
-/* ---- per-context cache ----------------------------------------------------------------------
- * A singly linked list of slots, one per context ever seen.  Slots are only ever prepended (under
- * the runtime's lock, published with a release store of the head) and never freed, so readers
- * walk the list without a lock.  `value` is 0 while nothing is cached, else a CUfunction (kernel
- * slots) or target index + 1 (dispatcher slots); it is stored last with release so a reader that
- * sees it non-zero also sees `module`. */
-typedef struct trt_slot {
-  struct trt_slot *next; /* immutable once published */
-  unsigned long long key;
-  CUmodule module; /* guarded by the runtime's lock */
-  uintptr_t value; /* atomic */
-} trt_slot;
 
 typedef struct trt_target {
   int arch;    /* e.g. 80 */
