@@ -32,13 +32,16 @@ OUTPUT_FLAGS = ("out_c", "out_h", "out_json", "out_ptx", "out_ttir", "out_ttgir"
 # Outputs only one backend has: the image flag names the record's image.
 CUDA_ONLY_FLAGS = ("out_ptx", "out_cubin", "out_sass", "embed_ptx")
 HIP_ONLY_FLAGS = ("out_amdgcn", "out_hsaco")
-REQUIRED_FLAGS = ("kernel_path", "kernel_name", "signature", "grid", "target", "symbol")
+# and exactly one of --kernel_path / --kernel_module
+REQUIRED_FLAGS = ("kernel_name", "signature", "grid", "target", "symbol")
 
 
 def define_flags(fv: flags.FlagValues) -> None:
     """All flags of the tool, defined on `fv` (a fresh FlagValues per invocation)."""
     s, i, b = flags.DEFINE_string, flags.DEFINE_integer, flags.DEFINE_boolean
     s("kernel_path", None, "Python file defining the @triton.jit kernel.", flag_values=fv)
+    s("kernel_module", None, "Installed module defining the kernel, as in an import statement "
+      "(e.g. liger_kernel.ops.rms_norm); instead of --kernel_path.", flag_values=fv)
     s("kernel_name", None, "Name of the @triton.jit function in --kernel_path.", flag_values=fv)
     s("signature", None, "One comma-separated entry per kernel parameter (upstream syntax): "
       "'*fp16:16, i32, BLOCK, 64'. An identifier entry is a constexpr whose value comes "
@@ -81,7 +84,8 @@ def define_flags(fv: flags.FlagValues) -> None:
 class ToolArgs:
     """Parsed flag values (plain data, detached from absl)."""
 
-    kernel_path: str
+    kernel_path: Optional[str]
+    kernel_module: Optional[str]
     kernel_name: str
     signature: str
     hints: str
@@ -109,11 +113,15 @@ class ToolArgs:
 def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
     """Parsed flags -> plain data, detached from absl."""
     missing = [f"--{name}" for name in REQUIRED_FLAGS if getattr(fv, name) is None]
+    if fv.kernel_path is None and fv.kernel_module is None:
+        missing.insert(0, "--kernel_path (or --kernel_module)")
+    if fv.kernel_path is not None and fv.kernel_module is not None:
+        raise UserError("--kernel_module: given together with --kernel_path; pass one of them")
     if missing:
         raise UserError(f"missing required flag(s): {', '.join(missing)}")
     outputs = {name: getattr(fv, name) for name in OUTPUT_FLAGS if getattr(fv, name)}
     return ToolArgs(
-        kernel_path=fv.kernel_path, kernel_name=fv.kernel_name, signature=fv.signature,
+        kernel_path=fv.kernel_path, kernel_module=fv.kernel_module, kernel_name=fv.kernel_name, signature=fv.signature,
         hints=fv.hints or "", constexprs=fv.constexprs or "", grid=fv.grid,
         launch_args=fv.launch_args or "", maxnreg=fv.maxnreg, algo_targets=fv.algo_targets or "",
         num_warps=fv.num_warps, num_stages=fv.num_stages, num_ctas=fv.num_ctas,
@@ -129,6 +137,7 @@ def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
 def run(args: ToolArgs) -> None:
     """Compiles and writes the requested outputs; raises UserError on any input problem."""
     from triton_aot.grid import parse_grid, parse_launch_args
+    from triton_aot import build_driver
     from triton_aot.kernel_loader import load_kernel
     from triton_aot.signature import bind, parse_constexprs, parse_hints, parse_signature
     from triton_aot.triton_adapter import (CompileOptions, check_options, compile_kernel,
@@ -153,8 +162,11 @@ def run(args: ToolArgs) -> None:
     hints = parse_hints(args.hints)
     constexprs = parse_constexprs(args.constexprs)
 
-    with hermetic_env(), load_kernel(args.kernel_path, args.kernel_name,
-                                     args.import_paths) as kernel:
+    source_flag = "--kernel_module" if args.kernel_module else "--kernel_path"
+    with hermetic_env(), build_driver.answering_for(target.backend, target.arch,
+                                                    target.warp_size, source_flag), \
+            load_kernel(args.kernel_path, args.kernel_name, args.import_paths,
+                        kernel_module=args.kernel_module) as kernel:
         sig = bind(entries, kernel.params, hints, constexprs, args.kernel_name)
         launch_args = parse_launch_args(args.launch_args, sig)
         grid = parse_grid(args.grid, sig, launch_args)

@@ -5,10 +5,14 @@ everything an import leaves behind (sys.path entries, the kernel module, helper 
 found through the import roots) is undone when the request ends, and the next request
 imports fresh copies.
 
-The kernel module is named after the file's stem (as upstream compile.py does), or after its
-dotted path when the file sits in a package under an --import_path root (then relative imports
-work). Triton puts module names into the symbols of noinline functions, so the name must not
-depend on the process (no counters) for the outputs to be reproducible.
+The kernel module is named after the file's stem (as upstream compile.py does; a stem that is
+not an identifier, such as the tutorials' `01-vector-add`, is spelled as one: `_01_vector_add`),
+or after its dotted path when the file sits in a package under an --import_path root (then
+relative imports work). Triton puts module names into the symbols of noinline functions, so the
+name must not depend on the process (no counters) for the outputs to be reproducible.
+
+A kernel may also come from an installed module (`--kernel_module=liger_kernel.ops.rms_norm`):
+imported by name from the toolchain's environment or the --import_path roots, unchanged.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import keyword
 import os
+import re
 import sys
 import traceback
 from dataclasses import dataclass
@@ -36,9 +42,15 @@ class LoadedKernel:
 
 
 @contextlib.contextmanager
-def load_kernel(kernel_path: str, kernel_name: str,
-                import_paths: Sequence[str] = ()) -> Iterator[LoadedKernel]:
-    """Imports `kernel_path` with its directory and `import_paths` on sys.path."""
+def load_kernel(kernel_path: str | None, kernel_name: str,
+                import_paths: Sequence[str] = (),
+                kernel_module: str | None = None) -> Iterator[LoadedKernel]:
+    """Imports `kernel_path` with its directory and `import_paths` on sys.path, or the
+    installed module `kernel_module` with `import_paths` on sys.path."""
+    if kernel_module is not None:
+        with _load_module(kernel_module, kernel_name, import_paths) as kernel:
+            yield kernel
+        return
     path = Path(kernel_path)
     if not path.is_file():
         raise UserError(f"--kernel_path: {kernel_path!r} is not a file; give the path of the "
@@ -59,9 +71,6 @@ def load_kernel(kernel_path: str, kernel_name: str,
         top = module_name.partition(".")[0]
         shadows = (Path(kernel_dir) / f"{top}.py").exists() or (Path(kernel_dir) / top).exists()
         roots = import_roots + ([] if shadows else [kernel_dir])
-    if not all(part.isidentifier() for part in module_name.split(".")):
-        raise UserError(f"--kernel_path: {path.name!r} is not an importable module name; "
-                        "rename the file (letters, digits, _)")
     if _taken(module_name):
         raise UserError(f"--kernel_path: the kernel file {path.name!r} shadows the Python "
                         f"module {module_name!r}; rename the kernel file")
@@ -83,6 +92,71 @@ def load_kernel(kernel_path: str, kernel_name: str,
         _forget_modules(saved_modules, roots, module_name)
 
 
+@contextlib.contextmanager
+def _load_module(module_name: str, kernel_name: str,
+                 import_paths: Sequence[str]) -> Iterator[LoadedKernel]:
+    if not all(part.isidentifier() for part in module_name.split(".")):
+        raise UserError(f"--kernel_module: {module_name!r} is not a dotted module name; write it "
+                        "as in an import statement, e.g. liger_kernel.ops.rms_norm")
+    for root in import_paths:
+        if not Path(root).is_dir():
+            raise UserError(f"--import_path: {root!r} is not a directory")
+    roots = [os.path.abspath(p) for p in import_paths]
+    saved_path = list(sys.path)
+    saved_modules = set(sys.modules)
+    saved_bytecode = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    sys.path[:0] = roots
+    importlib.invalidate_caches()
+    try:
+        try:
+            module = importlib.import_module(module_name)
+        except UserError:
+            raise
+        except ModuleNotFoundError as e:
+            if e.name and (module_name == e.name or module_name.startswith(e.name + ".")):
+                raise UserError(
+                    f"--kernel_module: no module named {e.name!r} in the toolchain's Python "
+                    "environment or the deps' import roots; install its package where the "
+                    "toolchain's interpreter sees it, or add the py_library that provides it to "
+                    "deps") from None
+            raise UserError(f"--kernel_module: importing {module_name} failed: "
+                            f"{_describe(e, Path(module_name.rpartition('.')[2] + '.py'))}; "
+                            "install the module it needs in the toolchain's environment") from e
+        except BaseException as e:
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            raise UserError(f"--kernel_module: importing {module_name} failed: "
+                            f"{_describe(e, Path(module_name.rpartition('.')[2] + '.py'))}") from e
+        file_name = module_name
+        fn = _find_kernel(module, kernel_name, file_name)
+        yield LoadedKernel(fn=fn, name=kernel_name, file_name=file_name,
+                           params=tuple(ParamInfo(p.name, bool(p.is_constexpr), p.annotation)
+                                        for p in fn.params))
+    finally:
+        sys.path[:] = saved_path
+        sys.dont_write_bytecode = saved_bytecode
+        # only modules found through the deps' roots are dropped; installed packages stay
+        # imported (importing extension modules twice is not safe)
+        _forget_modules(saved_modules, roots, module_name if _found_in_roots(module_name, roots)
+                        else "")
+
+
+def _found_in_roots(module_name: str, roots: list[str]) -> bool:
+    top = sys.modules.get(module_name.partition(".")[0])
+    return top is not None and _found_in(top, set(roots))
+
+
+def module_name_for_file(stem: str) -> str:
+    """A module name for a file stem that may not be an identifier (`01-vector-add`): every
+    other character becomes `_`, and a leading digit or a keyword gets a `_` prefix. Derived
+    from the name alone, so it is the same on every machine and in every process."""
+    name = re.sub(r"\W", "_", stem, flags=re.ASCII)
+    if not name or name[0].isdigit() or keyword.iskeyword(name):
+        name = "_" + name
+    return name
+
+
 def _taken(name: str) -> bool:
     """Whether importing a top-level module `name` would clash with an existing module."""
     top = name.partition(".")[0]
@@ -101,7 +175,7 @@ def _module_name(path: Path, import_roots: Sequence[str]) -> str:
         parts = Path(rel).with_suffix("").parts
         if len(parts) > 1 and all(p.isidentifier() for p in parts) and not _taken(parts[0]):
             return ".".join(parts)
-    return path.stem
+    return module_name_for_file(path.stem)
 
 
 def _import(path: Path, module_name: str) -> Any:

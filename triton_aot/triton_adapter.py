@@ -448,11 +448,16 @@ def _locate(err: Any) -> tuple[str, str]:
 
 def _find_jit_by_source(src: str) -> Any:
     import sys
+    import warnings
     from triton.runtime.jit import JITCallable
-    for module in list(sys.modules.values()):
-        for value in list(getattr(module, "__dict__", {}).values()):
-            if isinstance(value, JITCallable) and value.src == src:
-                return value
+    # isinstance() on every module global reads deprecated attributes too (torch's
+    # distributed.reduce_op warns); an error message must not come with their warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for module in list(sys.modules.values()):
+            for value in list(getattr(module, "__dict__", {}).values()):
+                if isinstance(value, JITCallable) and value.src == src:
+                    return value
     return None
 
 

@@ -8,6 +8,7 @@ KERNELS = [
     "scalars",
     "scale",
     "softmax",
+    "vector_add",
 ]
 
 # Ampere and Hopper: the dispatcher picks the cubin for the device of the current context

@@ -111,7 +111,7 @@ def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots,
     Args:
       ctx: the rule context.
       toolchain: the `TritonToolchainInfo`.
-      kernel_file: the .py File that defines the kernel.
+      kernel_file: the .py File that defines the kernel, or None for `kernel_module`.
       kernel_inputs: depset of the Python files the kernel imports.
       import_roots: list of sys.path roots (execroot-relative) for the kernel module.
       variant: struct(symbol, algo, algo_index, hints, target, highest_target, launch_args).
@@ -128,7 +128,10 @@ def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots,
 
     algo = variant.algo
     args = tool_args(ctx)
-    args.add(kernel_file, format = "--kernel_path=%s")
+    if kernel_file:
+        args.add(kernel_file, format = "--kernel_path=%s")
+    else:
+        args.add(ctx.attr.kernel_module, format = "--kernel_module=%s")
     args.add(ctx.attr.kernel, format = "--kernel_name=%s")
     args.add(ctx.attr.signature, format = "--signature=%s")
     if variant.hints:
@@ -163,7 +166,7 @@ def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots,
         toolchain,
         module = "compile",
         args = args,
-        inputs = depset([kernel_file], transitive = [kernel_inputs]),
+        inputs = depset([kernel_file] if kernel_file else [], transitive = [kernel_inputs]),
         outputs = outputs.values(),
         mnemonic = "TritonCompile",
         progress_message = "Compiling Triton kernel %{{label}}: {} algo {} [{}] for {}".format(

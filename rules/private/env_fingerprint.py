@@ -27,7 +27,7 @@ import sys
 from importlib import metadata
 
 # Bumped when the fingerprint's content changes meaning, so old cache entries never match.
-FORMAT = "rules_triton.env_fingerprint.v1"
+FORMAT = "rules_triton.env_fingerprint.v2"
 
 
 def _sha256_bytes(data):
@@ -105,6 +105,22 @@ def ptxas_fingerprint(path):
     return {"name": os.path.basename(path), "version": version, "sha256": digest}
 
 
+def installed_packages(skip):
+    """Sorted "name==version" of the distributions on sys.path (first one of each name, as
+    imports find them), and the RECORD files of those pip installed (watched: a pip install
+    rewrites them)."""
+    seen, watch = {}, []
+    for dist in metadata.distributions():
+        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
+        if not name or name in seen or name in skip:
+            continue
+        seen[name] = dist.version
+        record = _record_path(dist)
+        if record is not None:
+            watch.append(record)
+    return sorted("%s==%s" % item for item in seen.items()), watch
+
+
 def fingerprint():
     import triton  # the probe in python_env.bzl has already reported a missing triton
 
@@ -117,6 +133,8 @@ def fingerprint():
     watch += absl_watch
     ptxas = [ptxas_fingerprint(p) for p in _ptxas_paths(triton_dir)]
     watch += [os.path.realpath(p) for p in _ptxas_paths(triton_dir)]
+    packages, package_watch = installed_packages(("triton", "absl-py"))
+    watch += package_watch
     env = {
         "format": FORMAT,
         # Not the interpreter's path: two machines with the same environment at different
@@ -130,6 +148,9 @@ def fingerprint():
         "triton": triton_info,
         "absl_py": absl_info,
         "ptxas": ptxas,
+        # Every other installed distribution, by version: kernel files import them (torch,
+        # kernel libraries named by kernel_module), so another version is another action key.
+        "packages": packages,
     }
     watch.append(os.path.realpath(sys.executable))
     return json.dumps(env, indent=1, sort_keys=True) + "\n", sorted(set(watch))

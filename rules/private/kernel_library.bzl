@@ -28,9 +28,23 @@ def _import_roots(ctx):
     return roots.keys()
 
 def _kernel_file(ctx):
+    if ctx.attr.kernel_module:
+        # An installed module (or one from `deps`): no file of this package defines the kernel.
+        if ctx.files.srcs or ctx.file.kernel_src:
+            fail("{}: attribute 'kernel_module': given together with {}; the kernel comes either from a file (srcs) or from a module (kernel_module), remove one".format(
+                ctx.label,
+                "srcs" if ctx.files.srcs else "kernel_src",
+            ))
+        parts = ctx.attr.kernel_module.split(".")
+        for part in parts:
+            if not part or not (part[0].isalpha() or part[0] == "_") or not part.replace("_", "a").isalnum():
+                fail("{}: attribute 'kernel_module': '{}' is not a dotted module name; write it as in an import statement, e.g. \"liger_kernel.ops.rms_norm\"".format(ctx.label, ctx.attr.kernel_module))
+        return None
     if ctx.file.kernel_src:
         return ctx.file.kernel_src
     py = [f for f in ctx.files.srcs if f.extension == "py"]
+    if not py:
+        fail("{}: attribute 'srcs': no .py file; list the file that defines '{}' in srcs, or name an installed module with kernel_module = \"pkg.module\"".format(ctx.label, ctx.attr.kernel))
     if len(py) != 1:
         fail("{}: attribute 'kernel_src': srcs has {} .py files; set kernel_src to the one that defines '{}'".format(
             ctx.label,
@@ -148,8 +162,13 @@ toolchain registered with `exec_compatible_with` routes them to matching executi
     attrs = {
         "srcs": attr.label_list(
             allow_files = [".py"],
-            mandatory = True,
-            doc = "Python files; one of them defines the @triton.jit kernel.",
+            doc = "Python files; one of them defines the @triton.jit kernel. Any file name works " +
+                  "(`01-vector-add.py` is imported as module `_01_vector_add`).",
+        ),
+        "kernel_module": attr.string(
+            doc = "Instead of `srcs`: the installed module that defines the kernel, as in an " +
+                  "import statement (`\"liger_kernel.ops.rms_norm\"`). It is imported unchanged " +
+                  "from the toolchain's Python environment or from `deps`.",
         ),
         "deps": attr.label_list(
             providers = [PyInfo],

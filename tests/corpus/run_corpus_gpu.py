@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""The corpus on a GPU: each Liger-Kernel kernel built by rules_triton against the Triton JIT.
+
+For every entry of tests/corpus/corpus.bzl (packed as corpus_manifest.json by
+tests/corpus/pack.sh), with the same source (the locked liger-kernel wheel, unpacked), the same
+config and the same arguments:
+
+  output     every tensor argument after one launch, bit for bit, AOT vs JIT
+  cubin      whether the JIT compiled the very cubin that the library embeds (sha256)
+  time       kernel time, AOT / JIT: the median of interleaved single launches, each timed with
+             CUDA events behind a GPU sleep so that host launch cost is not counted
+
+    python3 tests/corpus/run_corpus_gpu.py [--gpu-dir .gpu/corpus] [--out DIR]
+
+Needs python3 with torch and triton (the same triton version as the build) and a GPU; no
+Bazel, no network. Writes corpus_gpu.json and corpus_gpu.md to --out (default $OUT, else
+tests/corpus/results). Exit 1 when a kernel fails to launch, differs from the JIT, or its time
+ratio is outside [0.98, 1.02].
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import hashlib
+import importlib
+import json
+import os
+import re
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+TIME_TOLERANCE = 0.02
+REPS = 60
+
+C_SCALAR = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
+            "i64": ctypes.c_int64, "u8": ctypes.c_uint8, "u16": ctypes.c_uint16,
+            "u32": ctypes.c_uint32, "u64": ctypes.c_uint64, "fp32": ctypes.c_float,
+            "fp64": ctypes.c_double}
+
+
+def split_signature(text: str) -> list[str]:
+    return [e.strip() for e in text.split(",") if e.strip()]
+
+
+def runtime_types(signature: str) -> list[str]:
+    """The types of the run-time entries (constexpr entries are names)."""
+    types = []
+    for entry in split_signature(signature):
+        base = entry.split(":")[0].strip()
+        if base.startswith("*") or base in C_SCALAR or base in ("fp16", "bf16"):
+            types.append(base)
+    return types
+
+
+def torch_dtype(torch, name: str):
+    return {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16,
+            "i64": torch.int64, "i32": torch.int32}[name]
+
+
+def make_args(torch, entry: dict, types: list[str], seed: int):
+    """(values, tensors) for one launch: tensors are made from a fixed seed, so two calls give
+    equal inputs."""
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    tokens = entry["gpu_args"].split()
+    if len(tokens) != len(types):
+        raise SystemExit(f"{entry['name']}: gpu_args has {len(tokens)} tokens for "
+                         f"{len(types)} run-time arguments")
+    values, tensors = [], []
+    for token, ty in zip(tokens, types):
+        m = re.fullmatch(r"(in|io|out):(\w+)\[([\d,]+)\]", token)
+        if m:
+            kind, dtype, dims = m.group(1), torch_dtype(torch, m.group(2)), \
+                [int(d) for d in m.group(3).split(",")]
+            if kind == "out" or not dtype.is_floating_point:
+                t = torch.zeros(dims, dtype=dtype, device="cuda")
+            else:
+                t = torch.randn(dims, dtype=dtype, device="cuda", generator=gen)
+            values.append(t)
+            tensors.append(t)
+        elif ty.startswith("fp"):
+            values.append(float(token))
+        else:
+            values.append(int(token))
+    return values, tensors
+
+
+def jit_function(module_name: str, kernel: str):
+    fn = getattr(importlib.import_module(module_name), kernel)
+    while not hasattr(fn, "arg_names") and hasattr(fn, "fn"):
+        fn = fn.fn
+    return fn
+
+
+def constexpr_values(tl, constexprs: dict) -> dict:
+    out = {}
+    for k, v in constexprs.items():
+        if isinstance(v, str) and v.startswith("tl."):
+            v = getattr(tl, v[3:])
+        out[k] = v
+    return out
+
+
+def grid_of(entry: dict) -> tuple:
+    names = [a.split(":")[0].strip() for a in entry["launch_args"]]
+    env = dict(zip(names, entry["launch"]))
+    return tuple(eval(part, {}, env) for part in entry["grid"].split(","))  # noqa: S307 - our own manifest
+
+
+def same_bits(torch, a, b) -> bool:
+    if a.dtype.is_floating_point:
+        view = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+        return torch.equal(a.view(view), b.view(view))
+    return torch.equal(a, b)
+
+
+def jit_cubin_sha(fn) -> str | None:
+    """sha256 of the cubin the JIT compiled for fn (its only specialization here)."""
+    try:
+        caches = fn.device_caches
+        kernels = [k for cache in caches.values() for k in cache[0].values()]
+        if len(kernels) != 1:
+            return None
+        return hashlib.sha256(kernels[0].asm["cubin"]).hexdigest()
+    except Exception:  # noqa: BLE001 - the cache layout differs between triton versions
+        return None
+
+
+def time_launches(torch, launch_a, launch_b, reps: int) -> tuple[float, float]:
+    """Median GPU time (us) of single launches of a and b, interleaved; a GPU sleep before each
+    keeps the stream busy while the host enqueues, so only kernel time is measured."""
+    times = ([], [])
+    for _ in range(5):
+        launch_a()
+        launch_b()
+    torch.cuda.synchronize()
+    for _ in range(reps):
+        for i, launch in enumerate((launch_a, launch_b)):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda._sleep(200_000)
+            start.record()
+            launch()
+            end.record()
+            end.synchronize()
+            times[i].append(start.elapsed_time(end) * 1000.0)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
+def run_entry(torch, tl, lib, entry: dict, cubin_shas: set[str]) -> dict:
+    name = entry["name"]
+    result = {"name": name, "module": entry["module"], "kernel": entry["kernel"]}
+    fn = jit_function(entry["module"], entry["kernel"])
+    types = runtime_types(entry["signature"])
+    runtime_names = [n for n, p in zip(fn.arg_names, fn.params) if not p.is_constexpr]
+    constexprs = constexpr_values(tl, entry["constexprs"])
+    grid = grid_of(entry)
+
+    jit_vals, jit_tensors = make_args(torch, entry, types, seed=1234)
+    aot_vals, aot_tensors = make_args(torch, entry, types, seed=1234)
+    kwargs = dict(zip(runtime_names, jit_vals))
+
+    def launch_jit(kw=kwargs):
+        fn[grid](**kw, **constexprs, num_warps=entry["num_warps"])
+
+    cfunc = getattr(lib, name)
+    cfunc.restype = ctypes.c_int
+    argtypes = [ctypes.c_void_p]
+    for ty in types:
+        argtypes.append(ctypes.c_uint64 if ty.startswith("*") else C_SCALAR[ty])
+    argtypes += [ctypes.c_int32] * len(entry["launch"]) + [ctypes.c_int]
+    cfunc.argtypes = argtypes
+    stream = torch.cuda.current_stream().cuda_stream
+
+    def c_values(vals):
+        return [v.data_ptr() if hasattr(v, "data_ptr") else v for v in vals]
+
+    aot_c = c_values(aot_vals)
+
+    def launch_aot():
+        rc = cfunc(stream, *aot_c, *entry["launch"], 0)
+        if rc != 0:
+            raise RuntimeError(f"{name}: the C API returned CUresult {rc}")
+
+    launch_jit()
+    launch_aot()
+    torch.cuda.synchronize()
+    diffs = [i for i, (a, b) in enumerate(zip(jit_tensors, aot_tensors)) if not same_bits(torch, a, b)]
+    result["bit_identical"] = not diffs
+    if diffs:
+        result["differing_tensor_args"] = diffs
+    sha = jit_cubin_sha(fn)
+    result["jit_cubin_sha256"] = sha
+    result["cubin_identical"] = sha in cubin_shas if sha else None
+    # Timing: restore the inputs the kernels overwrite? Not needed: times do not depend on
+    # values for these kernels (no data-dependent control flow beyond masks).
+    jit_us, aot_us = time_launches(torch, launch_jit, launch_aot, REPS)
+    result.update(jit_us=round(jit_us, 3), aot_us=round(aot_us, 3),
+                  time_ratio=round(aot_us / jit_us, 4))
+    result["pass"] = (result["bit_identical"]
+                      and abs(result["time_ratio"] - 1.0) <= TIME_TOLERANCE)
+    return result
+
+
+def write_markdown(path: Path, report: dict) -> None:
+    lines = [f"# Corpus on the GPU: rules_triton vs the Triton JIT",
+             "",
+             f"{report['device']}, driver {report['driver']}, torch {report['torch']}, "
+             f"triton {report['triton']}, liger-kernel {report['liger_kernel']}.",
+             "",
+             "Kernel time: median of interleaved single launches (CUDA events behind a GPU sleep).",
+             "",
+             "| kernel | built | output vs JIT | same cubin as JIT | JIT us | AOT us | AOT/JIT |",
+             "|---|---|---|---|---|---|---|"]
+    for r in report["results"]:
+        if "error" in r:
+            lines.append(f"| {r['name']} | yes | error: {r['error']} | | | | |")
+            continue
+        lines.append(f"| {r['name']} (`{r['module']}.{r['kernel']}`) | yes | "
+                     f"{'bit-identical' if r['bit_identical'] else 'DIFFERS'} | "
+                     f"{ {True: 'yes', False: 'no', None: '?'}[r['cubin_identical']] } | "
+                     f"{r['jit_us']} | {r['aot_us']} | {r['time_ratio']:.3f} |")
+    lines += ["", f"{report['passed']}/{len(report['results'])} pass (bit-identical, time "
+              f"within {TIME_TOLERANCE:.0%})."]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gpu-dir", default=str(REPO / ".gpu" / "corpus"))
+    ap.add_argument("--out", default=os.environ.get("OUT") or str(HERE / "results"))
+    ap.add_argument("-k", default="", help="only entries whose name contains this")
+    a = ap.parse_args()
+    gpu = Path(a.gpu_dir)
+    if not (gpu / "libcorpus_kernels.so").is_file():
+        print(f"error: {gpu}/libcorpus_kernels.so is missing: run tests/corpus/pack.sh on the "
+              "build machine first", file=sys.stderr)
+        return 2
+    sys.path.insert(0, str(gpu / "site"))
+    import torch
+    import triton
+    import triton.language as tl
+    import liger_kernel
+
+    manifest = json.loads((gpu / "corpus_manifest.json").read_text())
+    cubin_shas = {hashlib.sha256(p.read_bytes()).hexdigest() for p in (gpu / "cubins").glob("*.cubin")}
+    lib = ctypes.CDLL(str(gpu / "libcorpus_kernels.so"))
+    torch.cuda.init()
+    results = []
+    for entry in manifest:
+        if a.k not in entry["name"]:
+            continue
+        try:
+            r = run_entry(torch, tl, lib, entry, cubin_shas)
+        except Exception as e:  # noqa: BLE001 - one kernel's failure is reported, not fatal
+            r = {"name": entry["name"], "module": entry["module"], "kernel": entry["kernel"],
+                 "error": f"{type(e).__name__}: {e}"[:300], "pass": False}
+        print(json.dumps(r), flush=True)
+        results.append(r)
+    props = torch.cuda.get_device_properties(0)
+    driver = "?"
+    try:
+        import subprocess
+        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                capture_output=True, text=True, check=False).stdout.strip() or "?"
+    except OSError:
+        pass
+    report = {"device": props.name, "sm": f"{props.major}{props.minor}", "driver": driver,
+              "torch": torch.__version__, "triton": triton.__version__,
+              "liger_kernel": getattr(liger_kernel, "__version__", None) or
+              next((p.name.split("-")[1] for p in (gpu / "site").glob("liger_kernel-*.dist-info")), "?"),
+              "passed": sum(1 for r in results if r.get("pass")), "results": results}
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "corpus_gpu.json").write_text(json.dumps(report, indent=1) + "\n")
+    write_markdown(out / "corpus_gpu.md", report)
+    print(f"corpus: {report['passed']}/{len(results)} pass; results in {out}")
+    return 0 if report["passed"] == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
