@@ -112,6 +112,21 @@ RULE_CASES = [
         expected = ["attribute 'algos': algos[0]: constexpr 'BLOCK'", "is not a value", "tl.float16"],
     ),
     struct(
+        id = "rule_kernel_module_with_srcs",
+        attrs = dict(kernel_module = "liger_kernel.ops.rms_norm"),
+        expected = ["attribute 'kernel_module': given together with srcs", "the kernel comes either from a file (srcs) or from a module (kernel_module)"],
+    ),
+    struct(
+        id = "rule_kernel_module_not_dotted_name",
+        attrs = dict(srcs = [], kernel_module = "liger-kernel.ops"),
+        expected = ["attribute 'kernel_module': 'liger-kernel.ops' is not a dotted module name", "write it as in an import statement"],
+    ),
+    struct(
+        id = "rule_no_kernel_source",
+        attrs = dict(srcs = []),
+        expected = ["attribute 'srcs': no .py file", "list the file that defines 'copy_kernel' in srcs", "kernel_module"],
+    ),
+    struct(
         id = "rule_launch_args_no_type",
         attrs = dict(launch_args = ["n_rows"]),
         expected = ["attribute 'launch_args': entry 'n_rows' is not 'name: type'", "launch_args = [\"n_rows: i32\"]"],
