@@ -99,6 +99,18 @@ class LaunchConfig:
 
 
 @dataclass(frozen=True)
+class AutotuneRecord:
+    """The kernel's @triton.autotune, for tuning: the argument names it re-tunes on (`key`) and
+    which of its configs (index into the unpruned list) this variant's algo is, if one is."""
+
+    key: tuple[str, ...]
+    config: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": list(self.key), "config": self.config}
+
+
+@dataclass(frozen=True)
 class VariantRecord:
     symbol: str  # C name of the variant (unique in its library)
     kernel_name: str  # entry point in the cubin
@@ -123,6 +135,8 @@ class VariantRecord:
     launch_args: tuple[Arg, ...] = ()
     # the targets this variant's algo is restricted to ("cuda:90", ...); None: every target
     algo_targets: tuple[str, ...] | None = None
+    # the kernel's @triton.autotune (None: it has none)
+    autotune: AutotuneRecord | None = None
     format: str = field(default=FORMAT)
 
     # ---- views
@@ -264,6 +278,8 @@ class VariantRecord:
             d["maxnreg"] = self.launch.maxnreg
         if self.algo_targets is not None:
             d["algo_targets"] = list(self.algo_targets)
+        if self.autotune is not None:
+            d["autotune"] = self.autotune.to_dict()
         return d
 
     def to_json(self) -> str:
@@ -302,7 +318,7 @@ _KEYS = frozenset(("format", "symbol", "kernel_name", "kernel_file", "target", "
                    "profile_scratch_size", "profile_scratch_align", "grid", "grid_c",
                    "triton_version", "cubin_file", "cubin_sha256", "cubin_size", "ptx_embedded",
                    "ptx_file", "export_symbols", "launch_args", "maxnreg",
-                   "algo_targets"))
+                   "algo_targets", "autotune"))
 
 
 def _int(d: dict, key: str, minimum: int = 0) -> int:
@@ -387,6 +403,19 @@ def _launch_args(value: Any, args: tuple[Arg, ...]) -> tuple[Arg, ...]:
     return tuple(out)
 
 
+def _autotune(value: Any) -> AutotuneRecord:
+    if (not isinstance(value, dict) or set(value) != {"key", "config"}
+            or not isinstance(value["key"], list)
+            or not all(isinstance(k, str) for k in value["key"])):
+        raise RecordError(f"autotune {value!r} is not an object with 'key' (a list of argument "
+                          "names) and 'config'")
+    config = value["config"]
+    if config is not None and (isinstance(config, bool) or not isinstance(config, int)
+                               or config < 0):
+        raise RecordError(f"autotune config {config!r} is not an integer >= 0 or null")
+    return AutotuneRecord(tuple(value["key"]), config)
+
+
 def _from_dict(d: dict) -> VariantRecord:
     symbol = abi.check_c_identifier(d["symbol"], "symbol")
     kernel_name = abi.check_c_identifier(d["kernel_name"], "kernel_name")
@@ -448,6 +477,7 @@ def _from_dict(d: dict) -> VariantRecord:
             raise RecordError(f"algo_targets {algo_targets!r} does not include the record's own "
                               f"target {target}")
         algo_targets = tuple(algo_targets)
+    autotune = _autotune(d["autotune"]) if "autotune" in d else None
     ptx_embedded = _bool(d, "ptx_embedded")
     constexprs = {a.name: a.value_repr for a in args if a.is_constexpr}
     if "constexprs" in d and d["constexprs"] != constexprs:
@@ -477,4 +507,5 @@ def _from_dict(d: dict) -> VariantRecord:
         export_symbols=_bool(d, "export_symbols"),
         launch_args=launch_args,
         algo_targets=algo_targets,
+        autotune=autotune,
     )
