@@ -379,7 +379,7 @@ class _NoRunTimeArgs(Mapping):
 class TunerConfigs:
     key: tuple[str, ...]
     configs: tuple  # triton.Config objects, after build-time pruning
-    total: int  # configs before pruning
+    all_configs: tuple  # before pruning (what config indexes count)
     note: str  # why pruning was or was not applied ("" when there is no pruner)
 
 
@@ -411,5 +411,5 @@ def autotune_configs(wrappers: Sequence[Any], kernel_name: str) -> TunerConfigs 
             configs = list(pruned)
     if getattr(tuner, "perf_model", None) is not None:
         note += ("; " if note else "") + "perf_model/top_k need run-time arguments: not applied"
-    return TunerConfigs(tuple(str(k) for k in tuner.keys), tuple(configs), len(tuner.configs),
+    return TunerConfigs(tuple(str(k) for k in tuner.keys), tuple(configs), tuple(tuner.configs),
                         note)

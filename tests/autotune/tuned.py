@@ -1,6 +1,6 @@
 """Kernels as real kernel files write them: @triton.autotune configs built by code,
 @triton.heuristics, constexpr defaults, an optional pointer that may be None, a string
-constexpr. For tests/compile/test_decorators.py and the autotune_configs tool."""
+constexpr. For tests/autotune (the autotune_configs tool and rule, the compile tool)."""
 import triton
 import triton.language as tl
 
@@ -26,19 +26,18 @@ def prune_by_size(configs, named_args, **kwargs):
 
 @triton.autotune(configs=get_configs(), key=["n"],
                  prune_configs_by={"early_config_prune": keep_big_blocks})
-@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0,
-                    "ALIGNED": lambda args: args["n"] % 16 == 0})
+@triton.heuristics({"ALIGNED": lambda args: args["n"] % 16 == 0,
+                    "WIDE": lambda args: args["BLOCK"] >= 1024 and args["num_warps"] >= 4})
 @triton.jit
 def scale_kernel(x_ptr, out_ptr, bias_ptr, n, alpha: tl.constexpr = 2.0,
-                 BLOCK: tl.constexpr = 64, EVEN: tl.constexpr = False,
-                 ALIGNED: tl.constexpr = False, ACTIVATION: tl.constexpr = "none",
+                 BLOCK: tl.constexpr = 64, ALIGNED: tl.constexpr = False,
+                 WIDE: tl.constexpr = False, ACTIVATION: tl.constexpr = "none",
                  OUT_DTYPE: tl.constexpr = tl.float32):
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
-    if EVEN:
-        x = tl.load(x_ptr + offs)
-    else:
-        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    if ALIGNED:
+        offs = tl.max_contiguous(tl.multiple_of(offs, 16), 16)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
     y = x * alpha
     if bias_ptr is not None:
         y += tl.load(bias_ptr + offs, mask=offs < n, other=0.0)
@@ -60,3 +59,13 @@ def pruned_kernel(x_ptr, n, BLOCK: tl.constexpr):
 def runtime_block_kernel(x_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+@triton.jit
+def even_kernel(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+    else:
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
