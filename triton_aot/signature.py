@@ -361,24 +361,25 @@ def bind(entries: Sequence[SigEntry], params: Sequence[ParamInfo], hints: Mappin
             if name not in names:
                 raise UserError(f"--{flag}: {name!r} is not a parameter of {kernel_name!r}; "
                                 f"its parameters are ({_params_text(params)})"
-                                + ("; remove it from the algo's constexprs (or fix its spelling)"
+                                + ("; remove it from the algo's constexprs (triton_algo("
+                                   "constexprs = ...) in `algos`) or fix its spelling"
                                    if flag == "constexprs" else ""))
 
     args = []
     for i, param in enumerate(params[len(entries):], start=len(entries)):
-        args.append(_omitted(i, param, len(entries), hints, constexprs, defaults, deferred,
-                             kernel_name))
+        args.append(_omitted(i, param, params, len(entries), hints, constexprs, defaults,
+                             deferred, kernel_name))
     return BoundSignature(tuple(_bind_entries(entries, params, hints, constexprs, kernel_name))
                           + tuple(args))
 
 
-def _omitted(i: int, param: ParamInfo, n_entries: int, hints: Mapping[str, int],
-             constexprs: Mapping[str, ConstValue],
+def _omitted(i: int, param: ParamInfo, params: Sequence[ParamInfo], n_entries: int,
+             hints: Mapping[str, int], constexprs: Mapping[str, ConstValue],
              defaults: Mapping[str, Union[ConstValue, UnusableDefault]],
              deferred: Collection[str], kernel_name: str) -> BoundArg:
     """A parameter after the signature's last entry (see `bind`)."""
-    where = (f"--signature has {n_entries} entries and omits parameter {i + 1} of "
-             f"{kernel_name!r}, {param.name!r}")
+    where = (f"--signature has {n_entries} entries for the {len(params)} parameters of "
+             f"{kernel_name!r} ({_params_text(params)}); the omitted {param.name!r}")
     default = defaults.get(param.name)
     if param.name in hints:
         raise UserError(f"--hints: {param.name!r} is not in --signature (which stops after "
@@ -390,8 +391,8 @@ def _omitted(i: int, param: ParamInfo, n_entries: int, hints: Mapping[str, int],
                             f"the parameter `{param.name}: tl.constexpr`)")
         if isinstance(default, ConstValue) and default.kind == "none":
             return BoundArg(i, param.name, "constexpr", value=NONE_VALUE)
-        raise UserError(f"{where}, which is not tl.constexpr and has no default None; add an "
-                        "entry for it (its type, e.g. i32, or None)")
+        raise UserError(f"{where} is not tl.constexpr and has no default None; give it an "
+                        "entry (its type, e.g. i32, or None)")
     if param.name in constexprs:
         return BoundArg(i, param.name, "constexpr", value=constexprs[param.name])
     if param.name in deferred:
@@ -399,11 +400,11 @@ def _omitted(i: int, param: ParamInfo, n_entries: int, hints: Mapping[str, int],
     if isinstance(default, ConstValue):
         return BoundArg(i, param.name, "constexpr", value=default)
     if isinstance(default, str):
-        raise UserError(f"{where}: its default {default}; set {param.name} in the algo's "
+        raise UserError(f"{where} has the default {default}; set {param.name} in the algo's "
                         "constexprs or give its value in --signature")
-    raise UserError(f"{where}, a tl.constexpr without a default: it has no value; set "
-                    f"{param.name} in every algo's constexprs (--constexprs={param.name}=VALUE) "
-                    "or give its value in --signature")
+    raise UserError(f"{where} is a tl.constexpr without a default, so it has no value; give it "
+                    f"an entry, or set it in every algo's constexprs "
+                    f"(--constexprs={param.name}=VALUE)")
 
 
 def with_values(sig: BoundSignature, values: Mapping[str, ConstValue]) -> BoundSignature:
