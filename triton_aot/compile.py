@@ -171,6 +171,8 @@ def run(args: ToolArgs) -> None:
                    "num_ctas": opts.num_ctas}
         if opts.maxnreg is not None:
             options["maxnreg"] = opts.maxnreg
+        # which autotune config the algo is: by what it set, before heuristics change options
+        autotune = decorators.autotune_info(wrappers, sig, dict(options))
         found = decorators.apply_heuristics(
             wrappers, sig, explicit=[a.name for a in sig.args if a.value is not None],
             options=options, kernel_name=args.kernel_name,
@@ -181,7 +183,6 @@ def run(args: ToolArgs) -> None:
             args = dataclasses.replace(args, **{k: v for k, v in found.options.items()})
             opts = dataclasses.replace(opts, **found.options)
             check_options(opts, target)
-        autotune = decorators.autotune_info(wrappers, sig, options)
         launch_args = parse_launch_args(args.launch_args, sig)
         grid = parse_grid(args.grid, sig, launch_args)
         if target.is_hip and grid.device_attrs:

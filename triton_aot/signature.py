@@ -365,12 +365,12 @@ def bind(entries: Sequence[SigEntry], params: Sequence[ParamInfo], hints: Mappin
                                    "constexprs = ...) in `algos`) or fix its spelling"
                                    if flag == "constexprs" else ""))
 
-    args = []
+    # what the signature says is checked first, then what it leaves out
+    args = _bind_entries(entries, params, hints, constexprs, kernel_name)
     for i, param in enumerate(params[len(entries):], start=len(entries)):
         args.append(_omitted(i, param, params, len(entries), hints, constexprs, defaults,
                              deferred, kernel_name))
-    return BoundSignature(tuple(_bind_entries(entries, params, hints, constexprs, kernel_name))
-                          + tuple(args))
+    return BoundSignature(tuple(args))
 
 
 def _omitted(i: int, param: ParamInfo, params: Sequence[ParamInfo], n_entries: int,
