@@ -42,13 +42,11 @@ def _kernel_file(ctx):
     return py[0]
 
 def _update_command(name):
-    # Called by the macro: the package is the caller's.
-    repo = native.repository_name()
-    return "bazel run {}//{}:{}.update".format(
-        "" if repo in ("", "@", "@@") else repo,
-        native.package_name(),
-        name,
-    )
+    # Called by the macro: the package is the caller's. No repository in the label: the update
+    # target only writes into the main repository (BUILD_WORKSPACE_DIRECTORY), and the generated
+    # file must not depend on the name it is seen under (the examples are tested both from their
+    # own module and from rules_triton's).
+    return "bazel run //{}:{}.update".format(native.package_name(), name)
 
 def _triton_autotune_configs_impl(ctx):
     if not ctx.attr.kernels:
