@@ -480,8 +480,9 @@ def _bind_entries(entries: Sequence[SigEntry], params: Sequence[ParamInfo],
         else:
             if entry.name != param.name:
                 raise UserError(f"{where}: {entry.name!r} is neither a type nor the parameter's "
-                                f"name; write {param.name} (value from --constexprs), a value, "
-                                f"or a type ({_type_list()})")
+                                f"name; write {param.name} (value from --constexprs), a value "
+                                f"(a string is quoted: '{entry.name}'), or a type "
+                                f"({_type_list()})")
             if param.name not in constexprs:
                 raise UserError(f"{where}: {param.name} has no value; pass "
                                 f"--constexprs={param.name}=VALUE")

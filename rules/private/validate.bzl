@@ -268,11 +268,12 @@ def check_algos(label, algos, algo_constexprs, defaults):
         given = algo.get("constexprs", {})
         for name in algo_constexprs:
             if name not in given:
-                _err(label, "algos", "algos[{}] does not set constexpr '{}', which the signature names; add it to constexprs ('{}' is not a Triton type; types are {} and pointers *T)".format(
+                _err(label, "algos", "algos[{}] does not set constexpr '{}', which the signature names; add it to constexprs ('{}' is not a Triton type; types are {} and pointers *T; a string value is quoted in the signature: \"'{}'\")".format(
                     i,
                     name,
                     name,
                     ", ".join(SCALAR_TYPES),
+                    name,
                 ))
         for name, value in given.items():
             # A name the signature does not list is a constexpr the signature leaves out (one

@@ -466,6 +466,11 @@ COMPILE_CASES = [
          ("rename the file",),
          copy_as="my-kernels.py"),
     # --- issue 13: omitted trailing parameters, defaults, None, @triton.heuristics --------
+    Case("sig_unquoted_string", "signature", "compile",
+         "a string constexpr written without quotes in the signature: `relu`",
+         ("parameter 'BLOCK'", "'relu' is neither a type nor the parameter's name"),
+         ("a string is quoted: 'relu'",),
+         flags={"signature": "*fp32, *fp32, i32, relu", "constexprs": None}),
     Case("sig_omitted_constexpr_no_value", "signature", "compile",
          "signature that stops before a tl.constexpr without a default, which no algo sets",
          ("--signature has 3 entries for the 4 parameters of 'copy_kernel'",
