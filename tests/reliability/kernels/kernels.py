@@ -62,3 +62,11 @@ def defaults_kernel(x_ptr, out_ptr, n, eps=1e-6, bias_ptr=None, BLOCK: tl.conste
                     TABLE: tl.constexpr = (1, 2)):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + eps, mask=offs < n)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}, num_warps=w) for b in (64, 128)
+                          for w in (2, 4)], key=["n"])
+@triton.jit
+def tuned_copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
