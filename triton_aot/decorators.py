@@ -10,8 +10,9 @@ gives the wrappers their build-time meaning:
   the *hint facts* of the run-time arguments. An integer with a `:16` hint is a `RuntimeValue`
   that knows it is divisible by 16 (`n % 16 == 0` is True, `n % 8` is 0); one with `:1` is the
   int 1; anything that would need a run-time value (`K % 64 == 0` under a `:16` hint, `n > 0`,
-  `next_power_of_2(n)`, a tensor's dtype) is refused with one error naming the heuristic and
-  what to write instead;
+  `next_power_of_2(n)`, a tensor's shape) is refused with one error naming the heuristic and
+  what to write instead. A pointer's `.dtype` is its signature element type (equal to the tl
+  and the torch dtype of that name) and a run-time argument is never None;
 - the autotune `key` and which of the autotuner's configs an algo is (`autotune_info`), for the
   variant record;
 - the config list itself, for `python -m triton_aot.autotune_configs` (`autotune_configs`).
@@ -196,6 +197,18 @@ class RuntimeValue:
             return RuntimeValue(f"({left} {op} {right})", None)
         return method
 
+    # A run-time argument is never None (None is a build-time value: a None entry is the
+    # constexpr None), so comparing one with None is decided.
+    def __eq__(self, other: Any) -> Any:
+        if other is None:
+            return False
+        return RuntimeValue(f"({self._expr} == {_text(other)})", None)
+
+    def __ne__(self, other: Any) -> Any:
+        if other is None:
+            return True
+        return RuntimeValue(f"({self._expr} != {_text(other)})", None)
+
     __floordiv__ = _unknown("//")
     __rfloordiv__ = _unknown("//", True)
     __truediv__ = _unknown("/")
@@ -209,8 +222,6 @@ class RuntimeValue:
     __or__ = _unknown("|")
     __ror__ = _unknown("|", True)
     __xor__ = _unknown("^")
-    __eq__ = _unknown("==")
-    __ne__ = _unknown("!=")
     __lt__ = _unknown("<")
     __le__ = _unknown("<=")
     __gt__ = _unknown(">")
@@ -226,6 +237,80 @@ class RuntimeValue:
         if name.startswith("__"):
             raise AttributeError(name)
         raise Undecided(_short(f"{self._expr}.{name}"))
+
+
+# Element types: the signature's spelling -> (triton.language dtype name, torch dtype name).
+_ELEMENT_TYPES = {
+    "i1": ("int1", "bool"), "i8": ("int8", "int8"), "i16": ("int16", "int16"),
+    "i32": ("int32", "int32"), "i64": ("int64", "int64"), "u1": ("int1", "bool"),
+    "u8": ("uint8", "uint8"), "u16": ("uint16", "uint16"), "u32": ("uint32", "uint32"),
+    "u64": ("uint64", "uint64"), "fp16": ("fp16", "float16"), "bf16": ("bf16", "bfloat16"),
+    "fp32": ("fp32", "float32"), "fp64": ("fp64", "float64"),
+    "fp8e4nv": ("fp8e4nv", "float8_e4m3fn"), "fp8e5": ("fp8e5", "float8_e5m2"),
+    "fp8e4b8": ("fp8e4b8", "float8_e4m3fnuz"), "fp8e5b16": ("fp8e5b16", "float8_e5m2fnuz"),
+    "fp8e4b15": ("fp8e4b15", ""),
+}
+_ELEMENT_BYTES = {"i1": 1, "u1": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "fp16": 2, "bf16": 2,
+                  "i32": 4, "u32": 4, "fp32": 4, "i64": 8, "u64": 8, "fp64": 8}
+
+
+class ElementType:
+    """A pointer argument's `.dtype` at build time: the signature's element type, equal to the
+    triton.language dtype and to the torch dtype of that name (compared by name, so no torch is
+    needed)."""
+
+    def __init__(self, canonical: str):
+        self.canonical = canonical
+        self.tl_name, self.torch_name = _ELEMENT_TYPES.get(canonical, (canonical, ""))
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, ElementType):
+            return other.canonical == self.canonical
+        module = type(other).__module__ or ""
+        if module.startswith("triton"):
+            return getattr(other, "name", None) == self.tl_name
+        if module.startswith("torch"):
+            return bool(self.torch_name) and str(other) == "torch." + self.torch_name
+        return False
+
+    def __ne__(self, other: Any) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self.canonical)
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.canonical.startswith(("fp", "bf"))
+
+    @property
+    def itemsize(self) -> int:
+        if self.canonical not in _ELEMENT_BYTES:
+            raise Undecided(f"the size of {self.canonical}")
+        return _ELEMENT_BYTES[self.canonical]
+
+    def __repr__(self) -> str:
+        return f"torch.{self.torch_name}" if self.torch_name else f"tl.{self.tl_name}"
+
+
+class PointerValue(RuntimeValue):
+    """A pointer (tensor) argument: its element type is known (`.dtype`, `.element_size()`),
+    and with a `:16` hint so is `data_ptr() % 16 == 0`; shapes, strides and values are not."""
+
+    def __init__(self, expr: str, element: str, hint: int | None):
+        super().__init__(expr, None)
+        self._element = element
+        self._hint = hint
+
+    @property
+    def dtype(self) -> ElementType:
+        return ElementType(self._element)
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    def data_ptr(self) -> RuntimeValue:
+        return RuntimeValue(f"{self._expr}.data_ptr()", 16 if self._hint == 16 else 1)
 
 
 def _text(x: Any) -> str:
@@ -247,7 +332,9 @@ def heuristic_args(sig: BoundSignature, options: Mapping[str, Any]) -> dict[str,
                 args[a.name] = _python_value(a.value)
         elif a.hint == 1:
             args[a.name] = 1
-        elif a.type.startswith("*") or a.type in ("fp16", "bf16", "fp32", "fp64"):
+        elif a.type.startswith("*"):
+            args[a.name] = PointerValue(a.name, a.type.lstrip("*").removeprefix("k"), a.hint)
+        elif a.type in ("fp16", "bf16", "fp32", "fp64"):
             args[a.name] = RuntimeValue(a.name, None)
         else:
             args[a.name] = RuntimeValue(a.name, 16 if a.hint == 16 else 1)

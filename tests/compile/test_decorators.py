@@ -155,3 +155,29 @@ def test_autotune_configs_tool(tmp_path):
     with contextlib.redirect_stderr(err):
         assert autotune_configs.main([f"--kernel_path={KERNELS / 'decorated.py'}",
                                       "--kernels=nope", f"--out={out}"]) == 1
+
+
+def test_pointer_arguments_know_their_element_type_and_alignment():
+    import triton.language as tl
+    from triton_aot.decorators import PointerValue, RuntimeValue, Undecided
+
+    class TorchLike:  # compares as torch dtypes do: by their str, from a module named torch
+        __module__ = "torch"
+
+        def __init__(self, name):
+            self.name = name
+
+        def __str__(self):
+            return "torch." + self.name
+
+    x = PointerValue("x", "fp16", 16)
+    assert x.dtype == tl.float16 and x.dtype != tl.float32
+    assert x.dtype == TorchLike("float16") and not x.dtype == TorchLike("bfloat16")
+    assert x.element_size() == 2 and x.dtype.is_floating_point
+    assert x.data_ptr() % 16 == 0
+    assert x is not None and x != None and not (x == None)  # noqa: E711
+    with pytest.raises(Undecided):
+        bool(PointerValue("y", "fp32", None).data_ptr() % 16 == 0)
+    with pytest.raises(Undecided):
+        x.shape
+    assert RuntimeValue("n", 1) != None  # noqa: E711
