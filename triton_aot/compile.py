@@ -178,6 +178,8 @@ def run(args: ToolArgs) -> None:
             options=options, kernel_name=args.kernel_name,
             hints_text=" ".join(f"{a.name}:{a.hint}" for a in sig.args if a.hint))
         sig = with_values(sig, found.constexprs)
+        heuristics = tuple(found.constexprs) + tuple(found.options)
+        algo_opts = opts
         if found.options:
             options.update(found.options)
             args = dataclasses.replace(args, **{k: v for k, v in found.options.items()})
@@ -192,7 +194,8 @@ def run(args: ToolArgs) -> None:
                                   want_sass="out_sass" in args.outputs)
 
     record = build_record(args, kernel.file_name, target, sig, grid, compiled, launch_args,
-                          algo_targets, autotune)
+                          algo_targets, autotune, heuristics,
+                          algo_opts if algo_opts != opts else None)
     if target.is_hip:
         check_hsaco(record, compiled.cubin)
     files: dict[str, bytes] = {}
@@ -290,7 +293,7 @@ def _relative_to_record(args: ToolArgs, flag: str) -> str | None:
 def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature",
                  grid: "Grid", compiled: "CompiledVariant",
                  launch_args: Sequence = (), algo_targets: tuple | None = None,
-                 autotune=None) -> VariantRecord:
+                 autotune=None, heuristics: tuple = (), algo_opts=None) -> VariantRecord:
     arg_records = []
     for a in sig.args:
         if a.is_constexpr:
@@ -323,6 +326,10 @@ def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature"
         algo_targets=algo_targets,
         autotune=(None if autotune is None else
                   AutotuneRecord(tuple(autotune.key), autotune.config)),
+        heuristics=tuple(heuristics),
+        algo_launch=(None if algo_opts is None else LaunchConfig(
+            algo_opts.num_warps, algo_opts.num_stages, algo_opts.num_ctas,
+            args.launch_cooperative_grid, args.launch_pdl, algo_opts.maxnreg)),
     )
 
 

@@ -98,8 +98,11 @@ int main() {
   Check(last().block[0] == 4 * 32 && last().grid[0] == 4, "BLOCK=1024: 4 warps, 4 programs");
   Check(bias_act(nullptr, a, bias, c, 4096, 1) == CUDA_SUCCESS, "bias_act algo 1");
   Check(last().block[0] == 32 && last().grid[0] == 16, "BLOCK=256: 1 warp, 16 programs");
-  Check(std::strstr(bias_act_get_algo_info(1), "HAS_BIAS=True ACTIVATION='leaky_relu'") != nullptr,
-        std::string("HAS_BIAS from the heuristic, ACTIVATION per algo: ") + bias_act_get_algo_info(1));
+  Check(std::strcmp(bias_act_get_algo_info(1),
+                    "BLOCK=256 ACTIVATION='leaky_relu' num_warps=4 num_stages=1 heuristics: HAS_BIAS=True "
+                    "num_warps=1") == 0,
+        std::string("ACTIVATION per algo, HAS_BIAS and num_warps from the heuristics: ") +
+            bias_act_get_algo_info(1));
 
   // bias_ptr = None: no bias argument in the C API (this call compiles with x, out, n only) nor
   // in the kernel; HAS_BIAS is False

@@ -46,3 +46,26 @@ def test_pruned_keeps_every_config():
     recs = sorted(records("pruned"), key=lambda r: r.algo_index)
     assert [r.autotune.config for r in recs] == [0, 1, 2, 3, 4]
     assert recs[4].launch.maxnreg == 128 and recs[4].launch.num_stages == 2
+
+
+def test_a_launch_heuristic_keeps_the_algos_apart():
+    """num_warps = 4 for every config: configs 0 and 1 (BLOCK=256, 2 and 4 warps) compile the
+    same, but stay two algos, named by what the config asked for."""
+    recs = sorted(records("pruned"), key=lambda r: r.algo_index)
+    assert {r.launch.num_warps for r in recs} == {4}
+    assert [r.heuristics for r in recs] == [("num_warps",)] * 5
+    assert recs[0].algo_launch.num_warps == 2 and recs[1].algo_launch is None
+    assert recs[0].algo_config != recs[1].algo_config
+    c = open(os.path.join(HERE, "pruned.c")).read()
+    assert '"BLOCK=256 num_warps=2 num_stages=1 heuristics: num_warps=4"' in c
+
+
+def test_heuristic_values_differ_per_specialization():
+    recs = records("scale_two_specializations")
+    aligned = {(r.algo_index, r.hint_summary()): r.constexprs["ALIGNED"] for r in recs}
+    for algo in range(4):
+        assert aligned[(algo, "x_ptr%16 out_ptr%16 n%16")] == "True"
+        assert aligned[(algo, "n==1")] == "False"  # 1 % 16 == 0 is False
+    assert all(r.heuristics == ("ALIGNED", "WIDE") for r in recs)
+    c = open(os.path.join(HERE, "scale_two_specializations.c")).read()
+    assert "heuristics per variant: ALIGNED,WIDE" in c

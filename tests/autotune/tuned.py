@@ -48,6 +48,7 @@ def scale_kernel(x_ptr, out_ptr, bias_ptr, n, alpha: tl.constexpr = 2.0,
 
 @triton.autotune(configs=get_configs(), key=["n"],
                  prune_configs_by={"early_config_prune": prune_by_size})
+@triton.heuristics({"num_warps": lambda args: 4})  # configs that differ only in num_warps collapse
 @triton.jit
 def pruned_kernel(x_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

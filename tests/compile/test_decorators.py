@@ -122,6 +122,10 @@ def test_compile_defaults_none_heuristics_and_autotune(tmp_path):
     # the num_warps heuristic overrides the algo's 2, as in the JIT; config (128, 2) is index 3
     assert rec["num_warps"] == 4
     assert rec["autotune"] == {"key": ["n"], "config": 3}
+    # what the heuristics set is the variant's; the algo is what the config asked for
+    assert rec["heuristics"] == ["ALIGNED", "num_warps"]
+    assert rec["algo_launch"] == {"num_warps": 2, "num_stages": 3, "num_ctas": 1,
+                                  "maxnreg": None}
 
 
 def test_compile_heuristic_undecided_without_hint(tmp_path):
