@@ -154,8 +154,9 @@ def _find_kernel(module: Any, kernel_name: str, file_name: str) -> Any:
     # itself, and gives the wrappers their build-time meaning (decorators.py).
     fn, wrappers = unwrap(obj)
     if fn is not None:
-        # Kept on the function for kernel_wrappers(): each import makes a fresh JITFunction
-        # (load_kernel forgets the module afterwards), so this lives exactly as long as the load.
+        # Kept on the function for kernel_wrappers() (LoadedKernel stays as it is). Set at every
+        # lookup, so it always describes this one, also for a function that outlives the load
+        # (one from an installed package, or wrapped under two names).
         fn._rules_triton_wrappers = wrappers
         return fn
     found = sorted(name for name, value in vars(module).items()
