@@ -8,6 +8,7 @@ codes) is triton_aot.cli's. `--persistent_worker` serves Bazel's JSON worker pro
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import sys
@@ -20,7 +21,7 @@ from absl import flags
 from triton_aot import abi, cli
 from triton_aot.atomic_write import write_atomic
 from triton_aot.errors import UserError, flag_error
-from triton_aot.variant import Arg, LaunchConfig, Target, VariantRecord
+from triton_aot.variant import Arg, AutotuneRecord, LaunchConfig, Target, VariantRecord
 
 if TYPE_CHECKING:
     from triton_aot.triton_adapter import CompiledVariant
@@ -45,9 +46,12 @@ def define_flags(fv: flags.FlagValues) -> None:
     s("kernel_name", None, "Name of the @triton.jit function in --kernel_path.", flag_values=fv)
     s("signature", None, "One comma-separated entry per kernel parameter (upstream syntax): "
       "'*fp16:16, i32, BLOCK, 64'. An identifier entry is a constexpr whose value comes "
-      "from --constexprs.", flag_values=fv)
+      "from --constexprs; None is the JIT's None argument (a constexpr). Trailing constexprs "
+      "may be left out: they take their --constexprs value, their @triton.heuristics value or "
+      "their Python default.", flag_values=fv)
     s("hints", "", "Extra hints by parameter name: 'x_ptr:16 n:16 stride:1'.", flag_values=fv)
-    s("constexprs", "", "Constexpr values: 'BLOCK=128,DTYPE=tl.float16'.", flag_values=fv)
+    s("constexprs", "", "Constexpr values, Python spellings: "
+      "'BLOCK=128,DTYPE=tl.float16,ACTIVATION=\'relu\''.", flag_values=fv)
     s("grid", None, "1 to 3 grid expressions over integer arguments: 'cdiv(n, 128), 1, 1'; "
       "also min(a, b), max(a, b), NUM_SMS and --launch_args.", flag_values=fv)
     s("launch_args", "", "Integers the grid uses that the kernel does not take, C API parameters "
@@ -137,9 +141,10 @@ def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
 def run(args: ToolArgs) -> None:
     """Compiles and writes the requested outputs; raises UserError on any input problem."""
     from triton_aot.grid import parse_grid, parse_launch_args
-    from triton_aot import build_driver
-    from triton_aot.kernel_loader import load_kernel
-    from triton_aot.signature import bind, parse_constexprs, parse_hints, parse_signature
+    from triton_aot import build_driver, decorators
+    from triton_aot.kernel_loader import kernel_wrappers, load_kernel
+    from triton_aot.signature import (bind, parse_constexprs, parse_hints, parse_signature,
+                                      with_values)
     from triton_aot.triton_adapter import (CompileOptions, check_options, compile_kernel,
                                            hermetic_env, parse_target)
 
@@ -167,7 +172,30 @@ def run(args: ToolArgs) -> None:
                                                     target.warp_size, source_flag), \
             load_kernel(args.kernel_path, args.kernel_name, args.import_paths,
                         kernel_module=args.kernel_module) as kernel:
-        sig = bind(entries, kernel.params, hints, constexprs, args.kernel_name)
+        wrappers = kernel_wrappers(kernel)
+        sig = bind(entries, kernel.params, hints, constexprs, args.kernel_name,
+                   defaults=decorators.param_defaults(kernel.fn),
+                   deferred=decorators.heuristic_names(wrappers))
+        # @triton.heuristics, for this variant: they see the launch options as in the JIT
+        # (inside an autotuner, a config's) and may set them
+        options = {"num_warps": opts.num_warps, "num_stages": opts.num_stages,
+                   "num_ctas": opts.num_ctas}
+        if opts.maxnreg is not None:
+            options["maxnreg"] = opts.maxnreg
+        # which autotune config the algo is: by what it set, before heuristics change options
+        autotune = decorators.autotune_info(wrappers, sig, dict(options))
+        found = decorators.apply_heuristics(
+            wrappers, sig, explicit=[a.name for a in sig.args if a.value is not None],
+            options=options, kernel_name=args.kernel_name,
+            hints_text=" ".join(f"{a.name}:{a.hint}" for a in sig.args if a.hint))
+        sig = with_values(sig, found.constexprs)
+        heuristics = tuple(found.constexprs) + tuple(found.options)
+        algo_opts = opts
+        if found.options:
+            options.update(found.options)
+            args = dataclasses.replace(args, **{k: v for k, v in found.options.items()})
+            opts = dataclasses.replace(opts, **found.options)
+            check_options(opts, target)
         launch_args = parse_launch_args(args.launch_args, sig)
         grid = parse_grid(args.grid, sig, launch_args)
         if target.is_hip and grid.device_attrs:
@@ -177,7 +205,8 @@ def run(args: ToolArgs) -> None:
                                   want_sass="out_sass" in args.outputs)
 
     record = build_record(args, kernel.file_name, target, sig, grid, compiled, launch_args,
-                          algo_targets)
+                          algo_targets, autotune, heuristics,
+                          algo_opts if algo_opts != opts else None)
     if target.is_hip:
         check_hsaco(record, compiled.cubin)
     files: dict[str, bytes] = {}
@@ -274,8 +303,8 @@ def _relative_to_record(args: ToolArgs, flag: str) -> str | None:
 
 def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature",
                  grid: "Grid", compiled: "CompiledVariant",
-                 launch_args: Sequence = (), algo_targets: tuple | None = None
-                 ) -> VariantRecord:
+                 launch_args: Sequence = (), algo_targets: tuple | None = None,
+                 autotune=None, heuristics: tuple = (), algo_opts=None) -> VariantRecord:
     arg_records = []
     for a in sig.args:
         if a.is_constexpr:
@@ -306,6 +335,12 @@ def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature"
         export_symbols=bool(args.export_symbols),
         launch_args=tuple(Arg(a.name, a.type) for a in launch_args),
         algo_targets=algo_targets,
+        autotune=(None if autotune is None else
+                  AutotuneRecord(tuple(autotune.key), autotune.config)),
+        heuristics=tuple(heuristics),
+        algo_launch=(None if algo_opts is None else LaunchConfig(
+            algo_opts.num_warps, algo_opts.num_stages, algo_opts.num_ctas,
+            args.launch_cooperative_grid, args.launch_pdl, algo_opts.maxnreg)),
     )
 
 

@@ -221,21 +221,29 @@ def _jit_types() -> tuple[type, type]:
 
 
 def _find_kernel(module: Any, kernel_name: str, file_name: str) -> Any:
+    from triton_aot.decorators import unwrap
     jit_function, kernel_interface = _jit_types()
     obj = getattr(module, kernel_name, None)
     # @triton.autotune / @triton.heuristics wrap the JITFunction; AOT compiles the function
-    # itself with the explicitly given constexprs and options.
-    while obj is not None and not isinstance(obj, jit_function) and isinstance(
-            obj, kernel_interface) and hasattr(obj, "fn"):
-        obj = obj.fn
-    if isinstance(obj, jit_function):
-        return obj
+    # itself, and gives the wrappers their build-time meaning (decorators.py).
+    fn, wrappers = unwrap(obj)
+    if fn is not None:
+        # Kept on the function for kernel_wrappers() (LoadedKernel stays as it is). Set at every
+        # lookup, so it always describes this one, also for a function that outlives the load
+        # (one from an installed package, or wrapped under two names).
+        fn._rules_triton_wrappers = wrappers
+        return fn
     found = sorted(name for name, value in vars(module).items()
                    if isinstance(value, (jit_function, kernel_interface)))
     listing = ", ".join(found) if found else "none"
     what = "is not a @triton.jit function" if hasattr(module, kernel_name) else "is not defined"
     raise UserError(f"--kernel_name: {kernel_name!r} {what} in {file_name}; the @triton.jit "
                     f"functions there are: {listing}")
+
+
+def kernel_wrappers(kernel: LoadedKernel) -> tuple:
+    """The @triton.autotune / @triton.heuristics objects around the kernel, outermost first."""
+    return getattr(kernel.fn, "_rules_triton_wrappers", ())
 
 
 def _forget_modules(before: set[str], roots: list[str], module_name: str) -> None:

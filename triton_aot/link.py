@@ -130,6 +130,18 @@ def _order_algos(algos: dict[tuple, list[Variant]]) -> list[tuple[tuple, list[Va
     return [(seen[i], algos[seen[i]]) for i in range(len(seen))]
 
 
+def _algo_info(members: list[Variant]) -> str:
+    """The algo's info string, then what @triton.heuristics set: the values when every variant
+    got the same, else the names (values differ per specialization)."""
+    info = members[0].record.algo_info()
+    summaries = {m.record.heuristic_summary for m in members}
+    if not members[0].record.heuristics:
+        return info
+    if len(summaries) == 1:
+        return f"{info} heuristics: {summaries.pop()}"
+    return f"{info} heuristics per variant: {','.join(members[0].record.heuristics)}"
+
+
 def _tname(arch: int | str) -> str:
     """sm_90 for a CUDA arch, gfx942 for an AMD one."""
     return arch if isinstance(arch, str) else f"sm_{arch}"
@@ -240,7 +252,7 @@ def build_plan(variants: Sequence[Variant], name: str, header: str,
                                 "give them different hints")
         _check_targets_complete(per_target, members, _declared_archs(members, archs))
         plan_algos.append(Algo(
-            info=members[0].record.algo_info(),
+            info=_algo_info(members),
             variants=tuple(tuple(sorted(per_target[a].values(), key=_dispatch_order))
                            for a in archs)))
 

@@ -2,13 +2,20 @@
 
 Pure Python (no triton import), so that input mistakes are reported before the slow parts.
 
-Signature syntax (upstream triton/tools/compile.py, comma separated, one entry per parameter):
+Signature syntax (upstream triton/tools/compile.py, comma separated, one entry per parameter;
+the entries may stop before trailing parameters that have a value anyway: a tl.constexpr with a
+Python default, set by --constexprs or by a @triton.heuristics, or an argument whose default is
+None):
     *fp16   *fp16:16          pointer, optionally 16-byte aligned
     i32  i32:16  i32:1        integer, optionally divisible by 16 / equal to 1
     fp32  bf16 ...            other scalars (no hints)
     128  0.5  True  None  tl.float16  'relu'    value of a tl.constexpr parameter
     BLOCK                     a tl.constexpr whose value comes from --constexprs (must be the
                               parameter's own name)
+    None                      also for a parameter that is not tl.constexpr: as the JIT does
+                              with a None argument, it becomes the constexpr None
+
+Value spellings are Python's: a string constexpr is quoted ('relu'), a dtype is tl.float16.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Mapping, Sequence, Union
+from typing import Collection, Mapping, Sequence, Union
 
 from triton_aot.errors import UserError
 
@@ -322,12 +329,29 @@ def _params_text(params: Sequence[ParamInfo]) -> str:
 _TRITON_SCALAR = {"i1": "u1"}
 
 
-def bind(entries: Sequence[SigEntry], params: Sequence[ParamInfo], hints: Mapping[str, int],
-         constexprs: Mapping[str, ConstValue], kernel_name: str) -> BoundSignature:
-    """Matches signature entries, --hints and --constexprs to the kernel's parameters."""
-    from triton_aot.abi import check_c_parameter_name
+# A Python default that cannot become a constexpr value: why (see `bind`'s `defaults`).
+UnusableDefault = str
 
-    if len(entries) != len(params):
+NONE_VALUE = ConstValue("none", None, "None")
+
+
+def bind(entries: Sequence[SigEntry], params: Sequence[ParamInfo], hints: Mapping[str, int],
+         constexprs: Mapping[str, ConstValue], kernel_name: str,
+         defaults: Mapping[str, Union[ConstValue, UnusableDefault]] | None = None,
+         deferred: Collection[str] = ()) -> BoundSignature:
+    """Matches signature entries, --hints and --constexprs to the kernel's parameters.
+
+    The signature may stop before the last parameters, as a call to the JIT may: each omitted
+    parameter then takes, in this order, its --constexprs value, a value a @triton.heuristics
+    of the kernel computes (a name in `deferred`: bound with value None here, filled in by
+    `with_values` once the heuristic ran), or its Python default (`defaults`: parameter name ->
+    the default as a constexpr value, or why it cannot be one). A non-constexpr parameter may
+    be omitted only when its default is None, and `None` may be written for any parameter:
+    as the JIT does, a None argument is specialised as the constexpr None (it is no argument of
+    the compiled kernel, nor of the C API).
+    """
+    defaults = defaults or {}
+    if len(entries) > len(params):
         raise UserError(f"--signature has {len(entries)} entries but kernel {kernel_name!r} has "
                         f"{len(params)} parameters: ({_params_text(params)}); give exactly one "
                         "entry per parameter")
@@ -336,11 +360,84 @@ def bind(entries: Sequence[SigEntry], params: Sequence[ParamInfo], hints: Mappin
         for name in given:
             if name not in names:
                 raise UserError(f"--{flag}: {name!r} is not a parameter of {kernel_name!r}; "
-                                f"its parameters are ({_params_text(params)})")
+                                f"its parameters are ({_params_text(params)})"
+                                + ("; remove it from the algo's constexprs (triton_algo("
+                                   "constexprs = ...) in `algos`) or fix its spelling"
+                                   if flag == "constexprs" else ""))
+
+    # what the signature says is checked first, then what it leaves out
+    args = _bind_entries(entries, params, hints, constexprs, kernel_name)
+    for i, param in enumerate(params[len(entries):], start=len(entries)):
+        args.append(_omitted(i, param, params, len(entries), hints, constexprs, defaults,
+                             deferred, kernel_name))
+    return BoundSignature(tuple(args))
+
+
+def _omitted(i: int, param: ParamInfo, params: Sequence[ParamInfo], n_entries: int,
+             hints: Mapping[str, int], constexprs: Mapping[str, ConstValue],
+             defaults: Mapping[str, Union[ConstValue, UnusableDefault]],
+             deferred: Collection[str], kernel_name: str) -> BoundArg:
+    """A parameter after the signature's last entry (see `bind`)."""
+    where = (f"--signature has {n_entries} entries for the {len(params)} parameters of "
+             f"{kernel_name!r} ({_params_text(params)}); the omitted {param.name!r}")
+    default = defaults.get(param.name)
+    if param.name in hints:
+        raise UserError(f"--hints: {param.name!r} is not in --signature (which stops after "
+                        f"{n_entries} entries); give its type there")
+    if not param.is_constexpr:
+        if param.name in constexprs:
+            raise UserError(f"--constexprs: {param.name!r} is not tl.constexpr in "
+                            f"{kernel_name!r}; remove it from the algo's constexprs (or declare "
+                            f"the parameter `{param.name}: tl.constexpr`)")
+        if isinstance(default, ConstValue) and default.kind == "none":
+            return BoundArg(i, param.name, "constexpr", value=NONE_VALUE)
+        raise UserError(f"{where} is not tl.constexpr and has no default None; give it an "
+                        "entry (its type, e.g. i32, or None)")
+    if param.name in constexprs:
+        return BoundArg(i, param.name, "constexpr", value=constexprs[param.name])
+    if param.name in deferred:
+        return BoundArg(i, param.name, "constexpr", value=None)
+    if isinstance(default, ConstValue):
+        return BoundArg(i, param.name, "constexpr", value=default)
+    if isinstance(default, str):
+        raise UserError(f"{where} has the default {default}; set {param.name} in the algo's "
+                        "constexprs or give its value in --signature")
+    raise UserError(f"{where} is a tl.constexpr without a default, so it has no value; give it "
+                    f"an entry, or set it in every algo's constexprs "
+                    f"(--constexprs={param.name}=VALUE)")
+
+
+def with_values(sig: BoundSignature, values: Mapping[str, ConstValue]) -> BoundSignature:
+    """`sig` with the deferred constexprs (value None) set from `values`."""
+    args = []
+    for a in sig.args:
+        if a.is_constexpr and a.value is None:
+            if a.name not in values:
+                raise UserError(f"internal error: constexpr {a.name!r} got no value")
+            a = BoundArg(a.index, a.name, "constexpr", value=values[a.name])
+        args.append(a)
+    return BoundSignature(tuple(args))
+
+
+def _bind_entries(entries: Sequence[SigEntry], params: Sequence[ParamInfo],
+                  hints: Mapping[str, int], constexprs: Mapping[str, ConstValue],
+                  kernel_name: str) -> list[BoundArg]:
+    """The parameters the signature's entries give."""
+    from triton_aot.abi import check_c_parameter_name
 
     args = []
     for i, (entry, param) in enumerate(zip(entries, params)):
         where = f"--signature entry {i + 1} (parameter {param.name!r})"
+        if isinstance(entry, ValueEntry) and entry.value.kind == "none" and not param.is_constexpr:
+            # the JIT specialises a None argument as the constexpr None, whatever the parameter
+            if param.name in hints:
+                raise UserError(f"--hints: {param.name!r} is None in --signature; hints apply "
+                                "to pointer and integer arguments only")
+            if param.name in constexprs:
+                raise UserError(f"--constexprs: {param.name!r} is not tl.constexpr in "
+                                f"{kernel_name!r}; remove it from the algo's constexprs")
+            args.append(BoundArg(i, param.name, "constexpr", value=entry.value))
+            continue
         if isinstance(entry, TypedEntry):
             if param.is_constexpr:
                 raise UserError(f"{where}: {param.name!r} is tl.constexpr, but the entry is the "
@@ -383,14 +480,15 @@ def bind(entries: Sequence[SigEntry], params: Sequence[ParamInfo], hints: Mappin
         else:
             if entry.name != param.name:
                 raise UserError(f"{where}: {entry.name!r} is neither a type nor the parameter's "
-                                f"name; write {param.name} (value from --constexprs), a value, "
-                                f"or a type ({_type_list()})")
+                                f"name; write {param.name} (value from --constexprs), a value "
+                                f"(a string is quoted: '{entry.name}'), or a type "
+                                f"({_type_list()})")
             if param.name not in constexprs:
                 raise UserError(f"{where}: {param.name} has no value; pass "
                                 f"--constexprs={param.name}=VALUE")
             value = constexprs[param.name]
         args.append(BoundArg(i, param.name, "constexpr", value=value))
-    return BoundSignature(tuple(args))
+    return args
 
 
 def _check_annotation(type_: str, param: ParamInfo, where: str) -> None:

@@ -238,7 +238,8 @@ class CompiledVariant:
     triton_version: str
 
 
-def _python_value(value: ConstValue) -> Any:
+def python_value(value: ConstValue) -> Any:
+    """A constexpr value as the Python object Triton takes (dtypes are tl.dtype objects)."""
     if value.kind == "dtype":
         import triton.language as tl
         dtype = getattr(tl, value.value[3:], None)
@@ -254,7 +255,7 @@ def triton_inputs(sig: BoundSignature) -> tuple[dict, dict, dict]:
     for a in sig.args:
         if a.is_constexpr:
             signature[a.name] = "constexpr"
-            constexprs[a.name] = _python_value(a.value)
+            constexprs[a.name] = python_value(a.value)
         elif a.is_one:
             # as upstream and the JIT do: a value-1 integer becomes a constant of the kernel
             signature[a.name] = "constexpr"

@@ -99,6 +99,18 @@ class LaunchConfig:
 
 
 @dataclass(frozen=True)
+class AutotuneRecord:
+    """The kernel's @triton.autotune, for tuning: the argument names it re-tunes on (`key`) and
+    which of its configs (index into the unpruned list) this variant's algo is, if one is."""
+
+    key: tuple[str, ...]
+    config: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": list(self.key), "config": self.config}
+
+
+@dataclass(frozen=True)
 class VariantRecord:
     symbol: str  # C name of the variant (unique in its library)
     kernel_name: str  # entry point in the cubin
@@ -123,6 +135,13 @@ class VariantRecord:
     launch_args: tuple[Arg, ...] = ()
     # the targets this variant's algo is restricted to ("cuda:90", ...); None: every target
     algo_targets: tuple[str, ...] | None = None
+    # the kernel's @triton.autotune (None: it has none)
+    autotune: AutotuneRecord | None = None
+    # what @triton.heuristics set in this variant (constexpr names, launch options): values of
+    # the variant, not of its algo (they may differ per specialization)
+    heuristics: tuple[str, ...] = ()
+    # the launch options the algo asked for, when a heuristic changed them (None: `launch`)
+    algo_launch: LaunchConfig | None = None
     format: str = field(default=FORMAT)
 
     # ---- views
@@ -180,9 +199,23 @@ class VariantRecord:
         return tuple((a.name, a.type) for a in self.args)
 
     @property
+    def algo_constexprs(self) -> dict[str, str]:
+        """The constexprs the algo sets (or the signature fixes): all but heuristic values."""
+        return {k: v for k, v in self.constexprs.items() if k not in self.heuristics}
+
+    @property
+    def heuristic_summary(self) -> str:
+        """`HAS_BIAS=True num_warps=1`: what this variant's heuristics set."""
+        values = {**self.constexprs, "num_warps": self.launch.num_warps,
+                  "num_stages": self.launch.num_stages, "num_ctas": self.launch.num_ctas,
+                  "maxnreg": self.launch.maxnreg}
+        return " ".join(f"{k}={values.get(k)}" for k in self.heuristics)
+
+    @property
     def algo_config(self) -> tuple:
-        """What makes two variants the same algo: constexpr values and the launch config."""
-        return (tuple(self.constexprs.items()), self.launch)
+        """What makes two variants the same algo: the constexprs and launch config the algo
+        asked for (heuristic values are the variant's and may differ per specialization)."""
+        return (tuple(self.algo_constexprs.items()), self.algo_launch or self.launch)
 
     def algo_sort_key(self) -> tuple:
         """Order of algos without algo_index: numeric constexprs compare as numbers (BLOCK=64
@@ -201,16 +234,17 @@ class VariantRecord:
     def algo_info(self) -> str:
         """The NAME_get_algo_info string: constexprs then launch config (the rarer knobs only
         when set, so the common case reads like upstream's)."""
-        parts = [f"{k}={v}" for k, v in self.constexprs.items()]
-        parts += [f"num_warps={self.launch.num_warps}", f"num_stages={self.launch.num_stages}"]
-        if self.launch.num_ctas != 1:
-            parts.append(f"num_ctas={self.launch.num_ctas}")
-        if self.launch.cooperative:
+        launch = self.algo_launch or self.launch
+        parts = [f"{k}={v}" for k, v in self.algo_constexprs.items()]
+        parts += [f"num_warps={launch.num_warps}", f"num_stages={launch.num_stages}"]
+        if launch.num_ctas != 1:
+            parts.append(f"num_ctas={launch.num_ctas}")
+        if launch.cooperative:
             parts.append("launch_cooperative_grid=1")
-        if self.launch.pdl:
+        if launch.pdl:
             parts.append("launch_pdl=1")
-        if self.launch.maxnreg is not None:
-            parts.append(f"maxnreg={self.launch.maxnreg}")
+        if launch.maxnreg is not None:
+            parts.append(f"maxnreg={launch.maxnreg}")
         if self.algo_targets is not None:
             parts.append(f"targets={','.join(self.algo_targets)}")
         return " ".join(parts)
@@ -264,6 +298,14 @@ class VariantRecord:
             d["maxnreg"] = self.launch.maxnreg
         if self.algo_targets is not None:
             d["algo_targets"] = list(self.algo_targets)
+        if self.autotune is not None:
+            d["autotune"] = self.autotune.to_dict()
+        if self.heuristics:
+            d["heuristics"] = list(self.heuristics)
+        if self.algo_launch is not None:
+            a = self.algo_launch
+            d["algo_launch"] = {"num_warps": a.num_warps, "num_stages": a.num_stages,
+                                "num_ctas": a.num_ctas, "maxnreg": a.maxnreg}
         return d
 
     def to_json(self) -> str:
@@ -302,7 +344,7 @@ _KEYS = frozenset(("format", "symbol", "kernel_name", "kernel_file", "target", "
                    "profile_scratch_size", "profile_scratch_align", "grid", "grid_c",
                    "triton_version", "cubin_file", "cubin_sha256", "cubin_size", "ptx_embedded",
                    "ptx_file", "export_symbols", "launch_args", "maxnreg",
-                   "algo_targets"))
+                   "algo_targets", "autotune", "heuristics", "algo_launch"))
 
 
 def _int(d: dict, key: str, minimum: int = 0) -> int:
@@ -387,6 +429,19 @@ def _launch_args(value: Any, args: tuple[Arg, ...]) -> tuple[Arg, ...]:
     return tuple(out)
 
 
+def _autotune(value: Any) -> AutotuneRecord:
+    if (not isinstance(value, dict) or set(value) != {"key", "config"}
+            or not isinstance(value["key"], list)
+            or not all(isinstance(k, str) for k in value["key"])):
+        raise RecordError(f"autotune {value!r} is not an object with 'key' (a list of argument "
+                          "names) and 'config'")
+    config = value["config"]
+    if config is not None and (isinstance(config, bool) or not isinstance(config, int)
+                               or config < 0):
+        raise RecordError(f"autotune config {config!r} is not an integer >= 0 or null")
+    return AutotuneRecord(tuple(value["key"]), config)
+
+
 def _from_dict(d: dict) -> VariantRecord:
     symbol = abi.check_c_identifier(d["symbol"], "symbol")
     kernel_name = abi.check_c_identifier(d["kernel_name"], "kernel_name")
@@ -448,6 +503,27 @@ def _from_dict(d: dict) -> VariantRecord:
             raise RecordError(f"algo_targets {algo_targets!r} does not include the record's own "
                               f"target {target}")
         algo_targets = tuple(algo_targets)
+    autotune = _autotune(d["autotune"]) if "autotune" in d else None
+    heuristics = d.get("heuristics", [])
+    names = {a.name for a in args if a.is_constexpr} | {"num_warps", "num_stages", "num_ctas",
+                                                         "maxnreg"}
+    if (not isinstance(heuristics, list) or not all(isinstance(h, str) for h in heuristics)
+            or len(set(heuristics)) != len(heuristics) or set(heuristics) - names):
+        raise RecordError(f"heuristics {heuristics!r} is not a list of distinct constexpr or "
+                          "launch option names of the variant")
+    algo_launch = None
+    if "algo_launch" in d:
+        a = d["algo_launch"]
+        if not isinstance(a, dict) or set(a) != {"num_warps", "num_stages", "num_ctas",
+                                                 "maxnreg"}:
+            raise RecordError(f"algo_launch {a!r} is not an object with num_warps, num_stages, "
+                              "num_ctas and maxnreg")
+        m = a["maxnreg"]
+        if m is not None and (isinstance(m, bool) or not isinstance(m, int)):
+            raise RecordError(f"algo_launch maxnreg {m!r} is not an integer or null")
+        algo_launch = LaunchConfig(_int(a, "num_warps", 1), _int(a, "num_stages", 0),
+                                   _int(a, "num_ctas", 1), _bool(d, "launch_cooperative_grid"),
+                                   _bool(d, "launch_pdl"), m)
     ptx_embedded = _bool(d, "ptx_embedded")
     constexprs = {a.name: a.value_repr for a in args if a.is_constexpr}
     if "constexprs" in d and d["constexprs"] != constexprs:
@@ -477,4 +553,7 @@ def _from_dict(d: dict) -> VariantRecord:
         export_symbols=_bool(d, "export_symbols"),
         launch_args=launch_args,
         algo_targets=algo_targets,
+        autotune=autotune,
+        heuristics=tuple(heuristics),
+        algo_launch=algo_launch,
     )

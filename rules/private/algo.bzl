@@ -6,9 +6,12 @@ def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas =
     Clients pick an algo at run time by its index in `algos` (`NAME(stream, ..., algo_id)`).
 
     Args:
-      constexprs: dict of `tl.constexpr` parameter name -> value (int, bool, float, or a dtype
-        string such as "tl.float16"). The names must appear as identifier entries in the
-        library's `signature`.
+      constexprs: dict of `tl.constexpr` parameter name -> value: an int, bool, float, None,
+        a dtype written `"tl.float16"`, or a string constexpr written as a plain string
+        (`"leaky_relu"`; letters, digits, spaces and `_.+-`). The names are those the
+        library's `signature` writes as identifier entries (every algo sets those) or
+        constexprs the signature leaves out after its last entry (their default, or their
+        `@triton.heuristics` value, then applies in the algos that do not set them).
       num_warps: warps per program (default: the library's `num_warps`).
       num_stages: software pipelining stages (default: the library's `num_stages`).
       num_ctas: CTAs per cluster (Hopper); > 1 launches through cuLaunchKernelEx.
@@ -29,8 +32,8 @@ def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas =
         fail("triton_algo: constexprs must be a dict of name -> value, got {}".format(type(constexprs)))
     values = {}
     for key, value in constexprs.items():
-        if type(value) not in ("int", "bool", "float", "string"):
-            fail("triton_algo: constexprs[{}] must be an int, bool, float or dtype string, got {}".format(key, type(value)))
+        if value != None and type(value) not in ("int", "bool", "float", "string"):
+            fail("triton_algo: constexprs[{}] must be an int, bool, float, None, a string such as \"leaky_relu\" or a dtype such as \"tl.float16\", got {}".format(key, type(value)))
         values[key] = value
     algo = {"constexprs": values}
     for key, value in [

@@ -192,8 +192,12 @@ toolchain registered with `exec_compatible_with` routes them to matching executi
             mandatory = True,
             doc = """One entry per kernel parameter, in Triton's compile.py syntax: a type
 (`*fp16`, `i32`, `fp32`, ...) with optional `:16`/`:1` hints that hold for every variant, a
-literal for a constexpr fixed for all algos (`64`, `True`, `tl.float16`), or the parameter's
-own name for a constexpr whose value each algo sets. Upstream signature strings work as-is.""",
+literal for a constexpr fixed for all algos (`64`, `True`, `tl.float16`, `'leaky_relu'`), the
+parameter's own name for a constexpr whose value each algo sets, or `None` for an optional
+argument (as in the JIT it becomes the constant None and is no parameter of the C API).
+Upstream signature strings work as-is. The entries may stop early: the constexprs after the
+last one take their algo value, their `@triton.heuristics` value or their Python default, and
+an argument whose default is None is None.""",
         ),
         "specializations": attr.string_list(
             default = [""],

@@ -183,27 +183,42 @@ def check_specializations(label, specializations):
         result.append(key)
     return result
 
-def _is_dtype_name(text):
-    # "tl.float16", "triton.language.bfloat16", "fp16": dotted identifiers, nothing that could
-    # carry a ',' into --constexprs or code into a grid.
-    parts = text.split(".")
-    for part in parts:
-        if not is_identifier(part):
-            return False
-    return True
+# What a string constexpr may hold: it ends up in --constexprs (comma separated), in C comments
+# and in info strings, so no quote, comma or bracket (triton_aot.signature accepts the same).
+_STRING_CHARS = _LETTERS + _DIGITS + " .+-"
+
+def _dtype_spelling(text):
+    # "tl.float16" or "triton.language.float16" -> "tl.float16"; None for anything else.
+    for prefix in ("tl.", "triton.language."):
+        if text.startswith(prefix) and is_identifier(text[len(prefix):]):
+            return "tl." + text[len(prefix):]
+    return None
 
 def _constexpr_repr(label, index, name, value):
+    """An algo's constexpr value as the compile tool's --constexprs spells it (Python's)."""
+    if value == None:
+        return "None"
     if type(value) == "bool":
         return "True" if value else "False"
     if type(value) == "int":
         return str(value)
     if type(value) == "float":
         return repr(value)
-    if type(value) == "string" and _is_dtype_name(value):
-        return value
     if type(value) == "string":
-        _err(label, "algos", "algos[{}]: constexpr '{}': '{}' is not a value; use an int, bool, float or a dtype such as \"tl.float16\"".format(index, name, value))
-    _err(label, "algos", "algos[{}]: constexpr '{}' has value {} ({}); use an int, bool, float or dtype string".format(index, name, value, type(value)))
+        dtype = _dtype_spelling(value)
+        if dtype:
+            return dtype
+
+        # A plain Starlark string is the string constexpr itself ("leaky_relu"); a value that is
+        # already quoted ("'leaky_relu'", the signature's spelling) means the same.
+        text = value
+        if len(text) >= 2 and text[0] == text[-1] and text[0] in ("'", "\""):
+            text = text[1:-1]
+        for ch in text.elems():
+            if ch not in _STRING_CHARS:
+                _err(label, "algos", "algos[{}]: constexpr '{}': '{}' is not a value; a string constexpr holds only letters, digits, spaces and _.+- (write it as a plain string, e.g. \"leaky_relu\"), a dtype is written \"tl.float16\"".format(index, name, value))
+        return "'" + text + "'"
+    _err(label, "algos", "algos[{}]: constexpr '{}' has value {} ({}); use an int, bool, float, None, a string such as \"leaky_relu\" or a dtype such as \"tl.float16\"".format(index, name, value, type(value)))
     return None
 
 def _grid_for(label, index, template, constexprs):
@@ -224,7 +239,8 @@ def check_algos(label, algos, algo_constexprs, defaults):
     Args:
       label: the target's label (for messages).
       algos: the `algos` attribute (triton_algo JSON strings).
-      algo_constexprs: the constexpr names of the signature (see `signature_entries`).
+      algo_constexprs: the constexpr names of the signature (see `signature_entries`): every
+        algo must set them. An algo may also set constexprs the signature leaves out.
       defaults: dict with the library's num_warps, num_stages and grid.
 
     Returns:
@@ -252,20 +268,19 @@ def check_algos(label, algos, algo_constexprs, defaults):
         given = algo.get("constexprs", {})
         for name in algo_constexprs:
             if name not in given:
-                _err(label, "algos", "algos[{}] does not set constexpr '{}', which the signature names; add it to constexprs ('{}' is not a Triton type; types are {} and pointers *T)".format(
+                _err(label, "algos", "algos[{}] does not set constexpr '{}', which the signature names; add it to constexprs ('{}' is not a Triton type; types are {} and pointers *T; a string value is quoted in the signature: \"'{}'\")".format(
                     i,
                     name,
                     name,
                     ", ".join(SCALAR_TYPES),
+                    name,
                 ))
         for name, value in given.items():
-            if name not in algo_constexprs:
-                _err(label, "algos", "algos[{}] sets '{}', which is not a constexpr name in the signature ({}); write '{}' in the signature at its parameter's position".format(
-                    i,
-                    name,
-                    ", ".join(algo_constexprs) or "none",
-                    name,
-                ))
+            # A name the signature does not list is a constexpr the signature leaves out (one
+            # with a default, or after the last entry): the compile tool, which has the kernel,
+            # checks that it is a tl.constexpr parameter.
+            if not is_identifier(name):
+                _err(label, "algos", "algos[{}]: '{}' is not a parameter name; constexprs maps tl.constexpr parameter names to values".format(i, name))
             constexprs[name] = _constexpr_repr(label, i, name, value)
         normalised = {
             "constexprs": constexprs,

@@ -198,8 +198,12 @@ def test_bind_same_hint_twice_is_fine():
 
 
 @pytest.mark.parametrize("sig,hints,constexprs,culprit", [
-    ("*fp32, *fp32, i32, 8", "", "", "has 4 entries but kernel 'add_kernel' has 5 parameters: "
-     "(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr)"),
+    # one entry short: the entries are checked first (the 8 lands on n)
+    ("*fp32, *fp32, i32, 8", "", "", "'n' is not tl.constexpr, so it cannot be given the "
+     "constant '8'"),
+    ("*fp32, *fp32, *fp32, i32", "", "", "--signature has 4 entries for the 5 parameters of "
+     "'add_kernel' (x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr); the omitted 'BLOCK' is a "
+     "tl.constexpr without a default, so it has no value"),
     ("*fp32, *fp32, *fp32, i32, 8, 9", "", "", "has 6 entries"),
     ("*fp32, *fp32, *fp32, i32, i32", "", "", "'BLOCK' is tl.constexpr, but the entry is the type"),
     ("*fp32, *fp32, *fp32, 5, 8", "", "", "'n' is not tl.constexpr"),

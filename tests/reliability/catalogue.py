@@ -160,9 +160,11 @@ COMPILE_CASES = [
          ("give it in one place only",),
          flags={"signature": "*fp32, *fp32, i32, 64"}),
     Case("constexpr_unknown_param", "compile flag", "compile",
-         "constexpr for a parameter the kernel does not have: `BLOK=3`",
+         "constexpr for a parameter the kernel does not have: `BLOK=3` (from an algo that sets "
+         "it: the rule leaves names the signature does not list to this check)",
          ("--constexprs: 'BLOK' is not a parameter of 'copy_kernel'",),
-         ("its parameters are (x_ptr, out_ptr, n, BLOCK: tl.constexpr)",),
+         ("its parameters are (x_ptr, out_ptr, n, BLOCK: tl.constexpr)",
+          "remove it from the algo's constexprs (triton_algo(constexprs = ...) in `algos`)"),
          flags={"constexprs": "BLOCK=64,BLOK=3"}),
     Case("constexpr_missing", "compile flag", "compile",
          "constexpr named in the signature but given no value",
@@ -460,6 +462,51 @@ COMPILE_CASES = [
          copy_as="json.py"),
     # (a file name that is no module name, `my-kernels.py`, was refused here until issue 13: it
     # now imports as `my_kernels`; tests/compile/test_real_kernel_files.py)
+    # --- issue 13: omitted trailing parameters, defaults, None, @triton.heuristics --------
+    Case("sig_unquoted_string", "signature", "compile",
+         "a string constexpr written without quotes in the signature: `relu`",
+         ("parameter 'BLOCK'", "'relu' is neither a type nor the parameter's name"),
+         ("a string is quoted: 'relu'",),
+         flags={"signature": "*fp32, *fp32, i32, relu", "constexprs": None}),
+    Case("sig_omitted_constexpr_no_value", "signature", "compile",
+         "signature that stops before a tl.constexpr without a default, which no algo sets",
+         ("--signature has 3 entries for the 4 parameters of 'copy_kernel'",
+          "the omitted 'BLOCK' is a tl.constexpr without a default"),
+         ("give it an entry, or set it in every algo's constexprs (--constexprs=BLOCK=VALUE)",),
+         flags={"signature": "*fp32, *fp32, i32", "constexprs": None}),
+    Case("sig_omitted_runtime_arg", "signature", "compile",
+         "signature that stops before a run-time argument whose default is not None (`eps=1e-6`)",
+         ("the omitted 'eps' is not tl.constexpr and has no default None",),
+         ("give it an entry (its type, e.g. i32, or None)",),
+         flags={"kernel_name": "defaults_kernel", "signature": "*fp32, *fp32, i32",
+                "constexprs": None}),
+    Case("sig_default_not_a_value", "signature", "compile",
+         "an omitted constexpr whose Python default is no constexpr value (a tuple)",
+         ("the omitted 'TABLE' has the default (1, 2) (tuple)",),
+         ("set TABLE in the algo's constexprs or give its value in --signature",),
+         flags={"kernel_name": "defaults_kernel", "signature": "*fp32, *fp32, i32, fp32, None",
+                "constexprs": None}),
+    Case("constexpr_not_constexpr_param", "compile flag", "compile",
+         "an algo's constexprs setting a run-time argument the signature leaves out",
+         ("--constexprs: 'bias_ptr' is not tl.constexpr in 'defaults_kernel'",),
+         ("remove it from the algo's constexprs",),
+         flags={"kernel_name": "defaults_kernel", "signature": "*fp32, *fp32, i32, fp32",
+                "constexprs": "bias_ptr=None"}),
+    Case("heuristic_needs_runtime_value", "kernel", "compile",
+         "@triton.heuristics `EVEN = n % BLOCK == 0` that the variant's hints (n:16) do not "
+         "decide for BLOCK=64",
+         ("@triton.heuristics value 'EVEN' of kernel 'even_kernel' needs the run-time value "
+          "((n % 64) == 0)", "hints (n:16)"),
+         ("set EVEN in the algo's constexprs",
+          "or give every specialization a hint that decides it"),
+         flags={"kernel_name": "even_kernel", "signature": "*fp32, *fp32, i32",
+                "hints": "n:16"}),
+    Case("heuristic_sets_argument", "kernel", "compile",
+         "@triton.heuristics that sets a run-time argument (`n`)",
+         ("@triton.heuristics value 'n' of kernel 'sets_argument_kernel'",
+          "'n' is a run-time argument"),
+         ("a heuristic may only set a tl.constexpr parameter or num_warps",),
+         flags={"kernel_name": "sets_argument_kernel"}),
 ]
 
 
@@ -642,15 +689,6 @@ _RULE_SPEC_FIX = (
     "token's name; when a name comes twice with different hints: _err(label, "
     "\"specializations\", \"entry {} ('{}'): '{}' has two hints (:{} and :{}); give each "
     "parameter one hint\".format(i, spec, name, a, b))")
-_RULE_CONSTEXPR_FIX = (
-    "rules/private/validate.bzl _constexpr_repr: accept a string only when it is a dtype "
-    "(\"tl.\" + identifier) or a quoted literal of letters, digits, spaces and _.+- (what "
-    "triton_aot.signature accepts); else _err(label, \"algos\", \"algos[{}]: constexpr '{}' = "
-    "'{}' is not a value; use an int, bool, float, a dtype such as \\\"tl.float16\\\" or a "
-    "quoted string such as \\\"'relu'\\\"\".format(index, name, value)). Today the string is "
-    "pasted into --constexprs=NAME=VALUE and into the grid, so a ',' or code in it only fails "
-    "later, in the compile action, with a message about other flags")
-
 RULE_CASES = [
     Case("rule_signature_empty", "rule attribute", "rule",
          "`signature = \"\"`",
@@ -721,7 +759,7 @@ RULE_CASES = [
     Case("rule_algo_constexpr_type", "rule attribute", "rule",
          "constexpr value of the wrong type: a list",
          ("attribute 'algos': algos[0]: constexpr 'BLOCK' has value [64]",),
-         ("use an int, bool, float or dtype string",),
+         ("use an int, bool, float, None, a string such as",),
          attrs="algos = ['{\"constexprs\": {\"BLOCK\": [64]}}']"),
     Case("rule_algo_unknown_key", "rule attribute", "rule",
          "misspelt algo key `num_warp`",
@@ -740,15 +778,19 @@ RULE_CASES = [
     Case("rule_algo_constexpr_comma", "rule attribute", "rule",
          "constexpr string that smuggles another flag: `\"64,n=3\"`",
          ("attribute 'algos': algos[0]: constexpr 'BLOCK'", "'64,n=3' is not a value"),
-         ("tl.float16",),
-         attrs='algos = [triton_algo(constexprs = {"BLOCK": "64,n=3"})]',
-         needs_fix=_RULE_CONSTEXPR_FIX),
+         ("a string constexpr holds only letters, digits, spaces and _.+-",
+          'write it as a plain string, e.g. \"leaky_relu\"'),
+         attrs='algos = [triton_algo(constexprs = {"BLOCK": "64,n=3"})]'),
     Case("rule_grid_injection_via_constexpr", "rule attribute", "rule",
          "code injected into the grid through a constexpr string placeholder",
          ("attribute 'algos': algos[0]: constexpr 'BLOCK'", "is not a value"),
-         ("tl.float16",),
-         attrs='algos = [triton_algo(constexprs = {"BLOCK": "64); system(\\"rm -rf /\\"); (1"})]',
-         needs_fix=_RULE_CONSTEXPR_FIX),
+         ('a dtype is written \"tl.float16\"',),
+         attrs='algos = [triton_algo(constexprs = {"BLOCK": "64); system(\\"rm -rf /\\"); (1"})]'),
+    Case("rule_algo_constexpr_not_a_name", "rule attribute", "rule",
+         "an algo's constexprs key that is no parameter name: `\"BLOCK SIZE\"`",
+         ("attribute 'algos': algos[0]: 'BLOCK SIZE' is not a parameter name",),
+         ("constexprs maps tl.constexpr parameter names to values",),
+         attrs='algos = [triton_algo(constexprs = {"BLOCK": 64, "BLOCK SIZE": 64})]'),
 ]
 
 # Moved here from tests/rules/analysis_tests.bzl (one place for rule-failure tests); each keeps
@@ -847,11 +889,6 @@ RULE_CASES += [
          ("attribute 'algos': algos[0] does not set constexpr 'BLOCK'",),
          ("add it to constexprs",),
          attrs='algos = [triton_algo(num_warps = 4)]'),
-    Case("rule_algo_extra_constexpr", "rule attribute", "rule",
-         "an algo setting a constexpr the signature does not name",
-         ("attribute 'algos': algos[0] sets 'BLOCKK', which is not a constexpr name",),
-         ("write 'BLOCKK' in the signature",),
-         attrs='algos = [triton_algo(constexprs = {"BLOCK": 1, "BLOCKK": 2})]'),
     Case("rule_grid_placeholder", "rule attribute", "rule",
          "the library's grid naming a constexpr no algo sets: `{BLOCK_M}`",
          ("has a {NAME} placeholder that is not one of this algo's constexprs",),

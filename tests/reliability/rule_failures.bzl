@@ -47,8 +47,10 @@ def rule_failure_tests(name):
     _good_analysis_test(name = name + "_good_test", target_under_test = ":" + name + "_good")
     tests.append(name + "_good_test")
 
-    # Constexpr values of every documented kind (int, bool, float, dtype string) pass analysis
-    # unchanged: the checks that keep code out of --constexprs and the grid must not refuse them.
+    # Constexpr values of every documented kind (int, bool, float, None, dtype, string) pass
+    # analysis and reach --constexprs in Python's spelling: the checks that keep code out of
+    # --constexprs and the grid must not refuse them. EXTRA is not in the signature (a constexpr
+    # it leaves out): the compile tool, which has the kernel, checks it.
     values = dict(good)
     values["signature"] = "*fp32, *fp32, i32, BLOCK, DTYPE, SCALE, FLAG"
     values["algos"] = [triton_algo(constexprs = {
@@ -56,6 +58,10 @@ def rule_failure_tests(name):
         "DTYPE": "tl.float16",
         "SCALE": 0.5,
         "FLAG": True,
+        "ACT": "leaky_relu",
+        "QUOTED": "'relu'",
+        "BF": "triton.language.bfloat16",
+        "EXTRA": None,
     })]
     triton_kernel_library(name = name + "_values", tags = ["manual"], **values)
     _constexpr_values_test(name = name + "_values_test", target_under_test = ":" + name + "_values")
@@ -86,7 +92,7 @@ def _constexpr_values_test_impl(ctx):
     compiles = [a for a in analysistest.target_actions(env) if a.mnemonic == "TritonCompile"]
     asserts.equals(env, 1, len(compiles))
     flags = [arg for arg in compiles[0].argv if arg.startswith("--constexprs=")]
-    asserts.equals(env, ["--constexprs=BLOCK=64,DTYPE=tl.float16,FLAG=True,SCALE=0.5"], flags)
+    asserts.equals(env, ["--constexprs=ACT='leaky_relu',BF=tl.bfloat16,BLOCK=64,DTYPE=tl.float16,EXTRA=None,FLAG=True,QUOTED='relu',SCALE=0.5"], flags)
     return analysistest.end(env)
 
 _constexpr_values_test = analysistest.make(_constexpr_values_test_impl)

@@ -145,6 +145,20 @@ def test_link_writes_only_its_outputs(tmp_path):
     _run_and_check(box, argv, env, {f"v.{o}" for o in OUTPUTS} | {"copy_dispatch.c", "copy.h"})
 
 
+def test_autotune_configs_writes_only_its_output(tmp_path):
+    """The TritonAutotuneConfigs action (triton_autotune_algos): imports the kernel file and
+    writes the .bzl, nothing else, with no HOME; twice the same bytes."""
+    box = Sandbox(tmp_path)
+    outs = []
+    for name in ("a.bzl", "b.bzl"):
+        argv = [sys.executable, "-B", "-s", "-m", "triton_aot.autotune_configs",
+                f"--kernel_path={box.src / 'kernels.py'}", "--kernels=tuned_copy_kernel",
+                "--bzl_name=algos.bzl", f"--out={box.out / name}"]
+        _run_and_check(box, argv, box.env(home=None), set(outs) | {name})
+        outs.append(name)
+    assert (box.out / "a.bzl").read_bytes() == (box.out / "b.bzl").read_bytes()
+
+
 def _unshare_args() -> tuple[list | None, str]:
     """The `unshare` command that gives a private network and mount namespace here, or None and
     why not. In a chroot (Bazel under tools/bazel) the root is no mount point, so the private
