@@ -1,4 +1,4 @@
-// tutorial_fake_driver_test: the libraries of kernels/matmul_tutorial.py (autotune configs from
+// tutorial_fake_driver_test: the libraries of kernels/03-matrix-multiplication.py (autotune configs from
 // the generated matmul_tutorial_algos.bzl, heuristics, a None bias, string constexprs) against
 // rules_triton's fake CUDA driver, CPU only. What each launch got (grid, block = num_warps * 32)
 // is read from the fake's records. Exit code 0: pass; 1: a check failed; 2: the fake driver

@@ -2,8 +2,9 @@
 Autotuned matrix multiplication, and a bias + activation kernel with heuristics
 ===============================================================================
 
-A kernel file written the way Triton's tutorials and kernel libraries write them, compiled ahead
-of time with no edit:
+A kernel file written the way Triton's tutorials and kernel libraries write them (a file name
+that is not a module name, torch imported, the target asked from the active driver at import),
+compiled ahead of time with no edit:
 
 * ``matmul_kernel`` is ``@triton.autotune``'d over a config list that is *built by code*
   (``get_autotune_configs``) and pruned by an ``early_config_prune`` that only looks at the
@@ -19,17 +20,29 @@ of time with no edit:
 C = activation(A @ B), fp16 inputs with fp32 accumulation; out = activation(x + bias).
 """
 
+import torch
+
 import triton
 import triton.language as tl
+
+DEVICE = triton.runtime.driver.active.get_active_torch_device()
+
+
+def is_cuda():
+    return triton.runtime.driver.active.get_current_target().backend == "cuda"
+
 
 # %%
 # Autotuning configs
 # ------------------
 # Every combination of a few tile shapes with two pipelining depths, as a tutorial would list
-# them by hand. ``GROUP_SIZE_M`` groups programs for L2 reuse.
+# them by hand. ``GROUP_SIZE_M`` groups programs for L2 reuse. As in Triton's tutorial, the list
+# depends on the target the active driver reports (at build time: the target being compiled).
 
 
 def get_autotune_configs():
+    if not is_cuda():
+        return get_hip_autotune_configs()
     configs = []
     for block_m, block_n in ((128, 128), (128, 64), (64, 128), (64, 64)):
         for block_k, num_stages in ((32, 4), (64, 3)):
@@ -40,6 +53,15 @@ def get_autotune_configs():
                      "GROUP_SIZE_M": 8},
                     num_stages=num_stages, num_warps=num_warps))
     return configs
+
+
+def get_hip_autotune_configs():
+    return [
+        triton.Config({"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 32,
+                       "GROUP_SIZE_M": 8}, num_stages=2, num_warps=8),
+        triton.Config({"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32,
+                       "GROUP_SIZE_M": 8}, num_stages=2, num_warps=4),
+    ]
 
 
 # A pipelined tile keeps `num_stages` copies of its A and B blocks in shared memory. Configs that
