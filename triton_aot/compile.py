@@ -20,6 +20,7 @@ from absl import flags
 from triton_aot import abi, cli
 from triton_aot.atomic_write import write_atomic
 from triton_aot.errors import UserError, flag_error
+from triton_aot.signature import is_tensordesc
 from triton_aot.variant import Arg, LaunchConfig, Target, VariantRecord
 
 if TYPE_CHECKING:
@@ -156,6 +157,7 @@ def run(args: ToolArgs) -> None:
     with hermetic_env(), load_kernel(args.kernel_path, args.kernel_name,
                                      args.import_paths) as kernel:
         sig = bind(entries, kernel.params, hints, constexprs, args.kernel_name)
+        _check_tensordesc_target(sig, target)
         launch_args = parse_launch_args(args.launch_args, sig)
         grid = parse_grid(args.grid, sig, launch_args)
         if target.is_hip and grid.device_attrs:
@@ -219,6 +221,16 @@ def check_hsaco(record: VariantRecord, image: bytes) -> None:
                         "this target")
 
 
+def _check_tensordesc_target(sig, target) -> None:
+    """Host tensor descriptors are launched through TMA, which sm_90 introduced."""
+    descs = [a.name for a in sig.args if is_tensordesc(a.type)]
+    if descs and (target.is_hip or target.arch < 90):
+        raise flag_error("target", f"{target} has no TMA, but {', '.join(descs)} "
+                         f"{'is a host tensor descriptor' if len(descs) == 1 else 'are host tensor descriptors'} "
+                         "(tensordesc<...>), which the launcher encodes as a CUtensorMap",
+                         "compile it for cuda:90 or newer (or pass plain pointers)")
+
+
 def _algo_targets(text: str, target, parse_target) -> tuple[str, ...] | None:
     """--algo_targets: canonical target spellings, which must include --target."""
     if not text.strip():
@@ -265,9 +277,12 @@ def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature"
                  launch_args: Sequence = (), algo_targets: tuple | None = None
                  ) -> VariantRecord:
     arg_records = []
+    tma = iter(compiled.tma)
     for a in sig.args:
         if a.is_constexpr:
             arg_records.append(Arg(a.name, "constexpr", None, a.value.value, a.value.repr))
+        elif is_tensordesc(a.type):
+            arg_records.append(Arg(a.name, a.type, None, tma=next(tma)))
         else:
             arg_records.append(Arg(a.name, a.type, a.hint))
     return VariantRecord(

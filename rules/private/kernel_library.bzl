@@ -10,7 +10,7 @@ load("@rules_python//python:defs.bzl", "PyInfo")
 load(":actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "compile_c_library", "compile_variant", "disassemble", "link_library")
 load(":providers.bzl", "TritonKernelInfo")
 load(":toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
-load(":validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specializations", "check_targets", "signature_entries")
+load(":validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specializations", "check_targets", "check_tensordesc_targets", "signature_entries")
 
 def _import_roots(ctx):
     """sys.path roots for the kernel module and its py deps (execroot-relative)."""
@@ -49,9 +49,11 @@ def _triton_kernel_library_impl(ctx):
     toolchain = find_triton_exec_toolchain(ctx)
     c_name = check_c_name(label, "c_name", ctx.attr.c_name or ctx.label.name)
     check_c_name(label, "kernel", ctx.attr.kernel)
-    _, algo_constexprs = signature_entries(label, ctx.attr.signature)
+    _, algo_constexprs, has_tensordesc = signature_entries(label, ctx.attr.signature)
     targets, targets_attr = _targets(ctx)
     archs = check_targets(label, targets_attr, targets)
+    if has_tensordesc:
+        check_tensordesc_targets(label, targets_attr, targets, archs)
     specializations = check_specializations(label, ctx.attr.specializations)
     launch_args = check_launch_args(label, ctx.attr.launch_args)
     algos = check_algos(label, ctx.attr.algos, algo_constexprs, {

@@ -5,7 +5,7 @@ The compile tool checks everything again against the kernel itself (names, types
 these checks catch what can be known without Python, before any action runs.
 """
 
-load(":triton_types.bzl", "FP8_TYPES", "LITERAL_NAMES", "SCALAR_TYPES", "TYPE_ALIASES")
+load(":triton_types.bzl", "FP8_TYPES", "LITERAL_NAMES", "SCALAR_TYPES", "TENSORDESC_DTYPES", "TENSORDESC_MAX_RANK", "TYPE_ALIASES")
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
 _DIGITS = "0123456789"
@@ -80,6 +80,42 @@ def check_c_name(label, attr, name):
         _err(label, attr, "'{}' is not a C identifier; set '{}' to a name made of letters, digits and '_' (not starting with a digit)".format(name, attr))
     return name
 
+def _split_entries(signature):
+    """Splits at the commas outside brackets: `tensordesc<fp16[128, 64]>` is one entry."""
+    entries, depth, start = [], 0, 0
+    for i in range(len(signature)):
+        ch = signature[i]
+        if ch in "[<":
+            depth += 1
+        elif ch in "]>" and depth > 0:
+            depth -= 1
+        elif ch == "," and depth == 0:
+            entries.append(signature[start:i].strip())
+            start = i + 1
+    entries.append(signature[start:].strip())
+    return entries
+
+_TENSORDESC_FORM = "write tensordesc<DTYPE[B0, B1, ...]> with DTYPE one of {} and 1 to {} power-of-two block sizes, e.g. tensordesc<fp16[128, 64]>".format(
+    ", ".join(TENSORDESC_DTYPES),
+    TENSORDESC_MAX_RANK,
+)
+
+def _check_tensordesc(label, i, entry):
+    """The compile tool's tensordesc spelling (triton_aot/signature.py parse_tensordesc)."""
+    body = entry[len("tensordesc"):].strip()
+    ok = body.startswith("<") and body.endswith("]>") and body.count("[") == 1
+    dtype, dims = "", []
+    if ok:
+        dtype, _, rest = body[1:-2].partition("[")
+        dtype = dtype.strip()
+        dtype = TYPE_ALIASES.get(dtype, dtype)
+        dims = [d.strip() for d in rest.split(",")]
+    if not ok or dtype not in TENSORDESC_DTYPES or not 1 <= len(dims) <= TENSORDESC_MAX_RANK:
+        _err(label, "signature", "entry {} ('{}') is not a tensor descriptor type; {}".format(i + 1, entry, _TENSORDESC_FORM))
+    for d in dims:
+        if not d.isdigit() or int(d) < 1 or (int(d) & (int(d) - 1)) != 0:
+            _err(label, "signature", "entry {} ('{}'): block size '{}' is not a power of two; {}".format(i + 1, entry, d, _TENSORDESC_FORM))
+
 def signature_entries(label, signature):
     """Splits the signature and finds the constexpr names in it.
 
@@ -88,20 +124,38 @@ def signature_entries(label, signature):
       signature: the `signature` attribute.
 
     Returns:
-      (entries, names of the constexprs that every algo must set).
+      (entries, names of the constexprs that every algo must set, whether any entry is a host
+      tensor descriptor).
     """
     if not signature.strip():
         _err(label, "signature", "is empty; give one entry per kernel parameter, e.g. \"*fp16:16, i32, BLOCK\"")
-    entries = [e.strip() for e in signature.split(",")]
+    entries = _split_entries(signature)
     algo_constexprs = []
+    has_tensordesc = False
     for i, entry in enumerate(entries):
         if not entry:
             _err(label, "signature", "entry {} is empty (two commas in a row?)".format(i))
+        if entry.startswith("tensordesc"):
+            _check_tensordesc(label, i, entry)
+            has_tensordesc = True
         if is_identifier(entry) and entry not in _NOT_CONSTEXPR_NAMES:
             if entry in algo_constexprs:
                 _err(label, "signature", "constexpr '{}' appears twice".format(entry))
             algo_constexprs.append(entry)
-    return entries, algo_constexprs
+    return entries, algo_constexprs, has_tensordesc
+
+def check_tensordesc_targets(label, attr, targets, archs):
+    """Host tensor descriptors are encoded as a CUtensorMap for TMA, which sm_90 introduced.
+
+    Args:
+      label: the target's label (for messages).
+      attr: where the targets come from (`targets` or the flag).
+      targets: list of target strings.
+      archs: their archs (`check_targets`).
+    """
+    for target, arch in zip(targets, archs):
+        if target.startswith("hip:") or int(arch) < 90:
+            _err(label, attr, "'{}' has no TMA, but the signature has host tensor descriptors (tensordesc<...>), which the launcher encodes as a CUtensorMap; build this library for cuda:90 or newer only (e.g. {} = [\"cuda:90\"])".format(target, attr))
 
 _HEX = "0123456789abcdef"
 
