@@ -110,7 +110,7 @@ def _check_tensordesc(label, i, entry):
         dtype = dtype.strip()
         dtype = TYPE_ALIASES.get(dtype, dtype)
         dims = [d.strip() for d in rest.split(",")]
-    if not ok or dtype not in TENSORDESC_DTYPES or not 1 <= len(dims) <= TENSORDESC_MAX_RANK:
+    if not ok or dtype not in TENSORDESC_DTYPES or len(dims) < 1 or len(dims) > TENSORDESC_MAX_RANK:
         _err(label, "signature", "entry {} ('{}') is not a tensor descriptor type; {}".format(i + 1, entry, _TENSORDESC_FORM))
     for d in dims:
         if not d.isdigit() or int(d) < 1 or (int(d) & (int(d) - 1)) != 0:
