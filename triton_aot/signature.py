@@ -257,8 +257,9 @@ class NameEntry:
 SigEntry = Union[TypedEntry, ValueEntry, NameEntry]
 
 
-def split_entries(text: str) -> list[str]:
-    """Splits at the commas outside brackets: `tensordesc<fp16[128, 64]>` is one entry."""
+def split_entries(text: str, flag: str = "signature") -> list[str]:
+    """Splits at the commas outside brackets: `tensordesc<fp16[128, 64]>` is one entry. A bracket
+    left open would swallow every later entry, so it is an error of its own."""
     items, depth, start = [], 0, 0
     for i, ch in enumerate(text):
         if ch in "[<":
@@ -268,12 +269,18 @@ def split_entries(text: str) -> list[str]:
         elif ch == "," and depth == 0:
             items.append(text[start:i])
             start = i + 1
+    if depth:
+        rest = text[start:].strip()
+        first = rest.split(",")[0].strip()
+        raise UserError(f"--{flag}: entry {len(items) + 1} ({first!r}) opens a '<' or '[' that "
+                        f"is never closed (everything after it would be one entry: {rest!r}); "
+                        "close it, e.g. tensordesc<fp16[128, 64]>")
     items.append(text[start:])
     return items
 
 
 def _split(text: str, flag: str) -> list[str]:
-    items = [item.strip() for item in split_entries(text)]
+    items = [item.strip() for item in split_entries(text, flag)]
     for i, item in enumerate(items):
         if not item:
             raise UserError(f"--{flag}: entry {i + 1} is empty in {text!r}; separate entries "

@@ -80,7 +80,7 @@ def check_c_name(label, attr, name):
         _err(label, attr, "'{}' is not a C identifier; set '{}' to a name made of letters, digits and '_' (not starting with a digit)".format(name, attr))
     return name
 
-def _split_entries(signature):
+def _split_entries(label, signature):
     """Splits at the commas outside brackets: `tensordesc<fp16[128, 64]>` is one entry."""
     entries, depth, start = [], 0, 0
     for i in range(len(signature)):
@@ -92,6 +92,11 @@ def _split_entries(signature):
         elif ch == "," and depth == 0:
             entries.append(signature[start:i].strip())
             start = i + 1
+    if depth:
+        _err(label, "signature", "entry {} ('{}') opens a '<' or '[' that is never closed; close it, e.g. tensordesc<fp16[128, 64]>".format(
+            len(entries) + 1,
+            signature[start:].split(",")[0].strip(),
+        ))
     entries.append(signature[start:].strip())
     return entries
 
@@ -129,7 +134,7 @@ def signature_entries(label, signature):
     """
     if not signature.strip():
         _err(label, "signature", "is empty; give one entry per kernel parameter, e.g. \"*fp16:16, i32, BLOCK\"")
-    entries = _split_entries(signature)
+    entries = _split_entries(label, signature)
     algo_constexprs = []
     has_tensordesc = False
     for i, entry in enumerate(entries):

@@ -37,3 +37,13 @@ def calls_missing(x_ptr, n):
 
 def plain_function(x):
     return x
+
+
+@triton.jit
+def desc_copy_kernel(in_desc, out_desc):
+    out_desc.store([tl.program_id(0) * 64], in_desc.load([tl.program_id(0) * 64]))
+
+
+@triton.jit
+def desc_clash_kernel(x, x_base):
+    tl.store(x_base, x.load([0]))
