@@ -215,6 +215,8 @@ _ACCEPTED_SIGNATURES = [
     # Triton's aliases are types, as in the compile tool.
     ("*float32, *fp32, int32, bool, float32, BLOCK", {"BLOCK": 64}),
     ("*fp32, *fp32, i32, None, True, BLOCK", {"BLOCK": 64}),
+    # Host tensor descriptors: the commas inside their brackets do not split entries (cuda:90).
+    ("tensordesc<fp16[128, 64]>, *fp32, tensordesc<bf16[64,32, 2]>, BLOCK", {"BLOCK": 64}),
 ]
 
 # --- hip (AMD) targets ---------------------------------------------------------------------------
