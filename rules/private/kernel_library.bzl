@@ -176,7 +176,10 @@ toolchain registered with `exec_compatible_with` routes them to matching executi
             doc = """One entry per kernel parameter, in Triton's compile.py syntax: a type
 (`*fp16`, `i32`, `fp32`, ...) with optional `:16`/`:1` hints that hold for every variant, a
 literal for a constexpr fixed for all algos (`64`, `True`, `tl.float16`), or the parameter's
-own name for a constexpr whose value each algo sets. Upstream signature strings work as-is.""",
+own name for a constexpr whose value each algo sets, or a host tensor descriptor in Triton's
+spelling, `tensordesc<fp16[128, 64]>` (rank 1-5, power-of-two block sizes; cuda:90 and newer
+targets only): in the C API it becomes `NAME_base, NAME_shape0.., NAME_stride0..` (base pointer,
+then shape and strides in elements). Upstream signature strings work as-is.""",
         ),
         "specializations": attr.string_list(
             default = [""],
