@@ -123,7 +123,10 @@ def tma_variants() -> list[dict]:
 
 
 def tma3d_variants() -> list[dict]:
-    """A 3-D bf16 descriptor with a 128-byte swizzle: `tma3d(x_desc)`, grid (1)."""
+    """A 3-D bf16 descriptor with a 128-byte swizzle: `tma3d(x_desc)`, grid over its shape
+    (x_desc_shape0, cdiv(x_desc_shape1, 16))."""
     return [variant("tma3d", [tensordesc("x_desc", "bf16", [2, 16, 64], data_type=9,
                                          elem_size=2, swizzle=3)],
-                    kernel_name="tma3d_kernel", arch=90, algo_index=0)]
+                    kernel_name="tma3d_kernel", arch=90, algo_index=0,
+                    grid_c=("(int64_t)x_desc_shape0",
+                            "trt_grid_cdiv((int64_t)x_desc_shape1, (int64_t)16)", "(int64_t)1"))]

@@ -56,6 +56,8 @@ int main(void) {
   CHECK_EQ(e.box[2], 2);
   CHECK_EQ(e.swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
   l = last_launch();
+  CHECK_EQ(l.grid[0], 4); /* the grid reads the descriptor's shape: (shape0, cdiv(shape1, 16)) */
+  CHECK_EQ(l.grid[1], 3);
   CHECK_EQ(l.num_params, 1 + 3 + 3 + 2);
   check_map(&l, 0, &e);
   CHECK_EQ(param_u64(&l, 3), 640);
