@@ -229,8 +229,11 @@ class VariantRecord:
 
     @property
     def signature(self) -> tuple[tuple[str, str], ...]:
-        """(name, type) per parameter: must agree across the variants of a library."""
-        return tuple((a.name, a.type) for a in self.args)
+        """(name, type) per parameter: must agree across the variants of a library. A tensor
+        descriptor counts by element type and rank: its block shape may differ per algo (a
+        {CONSTEXPR} placeholder in the rule's signature) and its C API does not depend on it."""
+        return tuple((a.name, f"tensordesc<{a.desc.dtype}, rank {a.desc.rank}>"
+                      if a.is_tensordesc else a.type) for a in self.args)
 
     @property
     def algo_config(self) -> tuple:

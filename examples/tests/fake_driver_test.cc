@@ -329,6 +329,18 @@ int main(int argc, char** argv) {
     }
     fake.get_launch(fake.num_launches() - 1, &l);
     Check(l.grid[0] == 2 * 2, "matmul_tma grid cdiv(200,128)*cdiv(136,128)");
+    // algo 1 has 128 x 64 tiles: B's and C's descriptors get that algo's block shapes
+    encodes = fake.num_tma_encodes();
+    Check(matmul_tma(nullptr, q, M, K, K, 1, k, K, N, N, 1, o, M, N, N, 1, M, N, K, 1) == CUDA_SUCCESS, "matmul_tma algo 1");
+    Check(fake.num_tma_encodes() == encodes + 3, "matmul_tma algo 1 encodes its own maps");
+    const unsigned int mm1_boxes[3][2] = {{64, 128}, {64, 64}, {64, 128}};
+    for (int i = 0; i < 3 && fake.num_tma_encodes() == encodes + 3; ++i) {
+      FakeTmaEncode e{};
+      fake.get_tma_encode(encodes + i, &e);
+      Check(e.box[0] == mm1_boxes[i][0] && e.box[1] == mm1_boxes[i][1], "matmul_tma algo 1 descriptor " + std::to_string(i) + ": box");
+    }
+    fake.get_launch(fake.num_launches() - 1, &l);
+    Check(l.grid[0] == 2 * 3 && l.block[0] == 4 * 32, "matmul_tma algo 1 grid cdiv(200,128)*cdiv(136,64), 4 warps");
   }
 
   std::printf("fake_driver_test: %d checks, %d failed\n", g_checks, g_failures);

@@ -61,6 +61,7 @@ def _triton_kernel_library_impl(ctx):
         "num_stages": ctx.attr.num_stages,
         "grid": ctx.attr.grid,
         "targets": targets,
+        "signature": ctx.attr.signature,
     })
 
     kernel_file = _kernel_file(ctx)
@@ -179,7 +180,8 @@ literal for a constexpr fixed for all algos (`64`, `True`, `tl.float16`), or the
 own name for a constexpr whose value each algo sets, or a host tensor descriptor in Triton's
 spelling, `tensordesc<fp16[128, 64]>` (rank 1-5, power-of-two block sizes; cuda:90 and newer
 targets only): in the C API it becomes `NAME_base, NAME_shape0.., NAME_stride0..` (base pointer,
-then shape and strides in elements). Upstream signature strings work as-is.""",
+then shape and strides in elements); its block sizes may be `{CONSTEXPR}` placeholders filled in
+per algo (`tensordesc<fp16[{BLOCK_M}, {BLOCK_K}]>`). Upstream signature strings work as-is.""",
         ),
         "specializations": attr.string_list(
             default = [""],

@@ -118,6 +118,8 @@ def _check_tensordesc(label, i, entry):
     if not ok or dtype not in TENSORDESC_DTYPES or len(dims) < 1 or len(dims) > TENSORDESC_MAX_RANK:
         _err(label, "signature", "entry {} ('{}') is not a tensor descriptor type; {}".format(i + 1, entry, _TENSORDESC_FORM))
     for d in dims:
+        if d.startswith("{") and d.endswith("}") and is_identifier(d[1:-1]):
+            continue  # a {CONSTEXPR} placeholder: each algo's value (check_algos)
         if not d.isdigit() or int(d) < 1 or (int(d) & (int(d) - 1)) != 0:
             _err(label, "signature", "entry {} ('{}'): block size '{}' is not a power of two; {}".format(i + 1, entry, d, _TENSORDESC_FORM))
 
@@ -277,6 +279,20 @@ def _grid_for(label, index, template, constexprs):
         ))
     return grid
 
+def _signature_for(label, index, template, constexprs):
+    """The signature with the algo's values in its {CONSTEXPR} placeholders (block shapes of
+    tensor descriptors: `tensordesc<fp16[{BLOCK_M}, {BLOCK_K}]>`)."""
+    signature = template
+    for name, value in constexprs.items():
+        signature = signature.replace("{" + name + "}", value)
+    if "{" in signature or "}" in signature:
+        _err(label, "signature", "'{}' has a {{NAME}} placeholder that is not one of algos[{}]'s constexprs ({}); a tensor descriptor's block size may name a constexpr of the signature that every algo sets".format(
+            template,
+            index,
+            ", ".join(constexprs.keys()) or "none",
+        ))
+    return signature
+
 def check_algos(label, algos, algo_constexprs, defaults):
     """Decodes `algos` (triton_algo JSON) into dicts with every field filled in.
 
@@ -284,11 +300,11 @@ def check_algos(label, algos, algo_constexprs, defaults):
       label: the target's label (for messages).
       algos: the `algos` attribute (triton_algo JSON strings).
       algo_constexprs: the constexpr names of the signature (see `signature_entries`).
-      defaults: dict with the library's num_warps, num_stages and grid.
+      defaults: dict with the library's num_warps, num_stages, grid, targets and signature.
 
     Returns:
       list of dicts: constexprs (name -> source spelling), num_warps, num_stages, num_ctas,
-      launch_pdl, launch_cooperative_grid, grid (placeholders filled in).
+      launch_pdl, launch_cooperative_grid, grid and signature (placeholders filled in).
     """
     if not algos:
         if algo_constexprs:
@@ -356,7 +372,8 @@ def check_algos(label, algos, algo_constexprs, defaults):
         if not grid_template:
             _err(label, "grid", "no grid: set 'grid' on the library or on algos[{}]".format(i))
         normalised["grid"] = _grid_for(label, i, grid_template, constexprs)
-        key = json.encode({k: normalised[k] for k in sorted(normalised.keys()) if k != "grid"})
+        normalised["signature"] = _signature_for(label, i, defaults["signature"], constexprs)
+        key = json.encode({k: normalised[k] for k in sorted(normalised.keys()) if k not in ("grid", "signature")})
         normalised["targets"] = algo_targets
         if key in seen:
             _err(label, "algos", "algos[{}] and algos[{}] are the same algo; remove one".format(seen[key], i))

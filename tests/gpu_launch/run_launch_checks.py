@@ -14,7 +14,7 @@ config (bit-identical output; GPU time of back-to-back launches, AOT / JIT):
                (examples/kernels/attention_tma.py; full and causal), against the JIT given
                triton.tools.tensor_descriptor.TensorDescriptor; also a launch-bound size
   matmul_tma   TMA matmul over host descriptors A, B, C (examples/kernels/matmul_tma.py), two
-               algos; sizes that are not multiples of the tiles; alternating pointers and shapes
+               algos with their own tiles (block shapes per algo); sizes that are not multiples of the tiles; alternating pointers and shapes
                (the launcher's descriptor cache); a misaligned base refused with nothing written;
                CUDA-graph capture + replay with changed input contents
 
@@ -74,12 +74,18 @@ LIBS = {
                   "64, 128, 64, CAUSAL",
         launch_args="", grid="cdiv(N_CTX, 128), Z * H",
         algos=[({"CAUSAL": False}, 8, {}), ({"CAUSAL": True}, 8, {})], targets=["cuda:90"]),
+    # per-algo tiles: {NAME} placeholders in the signature, as in examples/kernels/BUILD.bazel
     "matmul_tma": dict(
         path=EXAMPLES / "matmul_tma.py", kernel="matmul_tma_kernel",
-        signature="tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, "
-                  "tensordesc<fp16[128, 128]>, i32:16, i32:16, i32:16, 128, 128, 64, 8",
-        launch_args="", grid="cdiv(M, 128) * cdiv(N, 128)",
-        algos=[({}, 8, {"num_stages": 3}), ({}, 4, {"num_stages": 4})], targets=["cuda:90"]),
+        signature="tensordesc<fp16[{BLOCK_M}, {BLOCK_K}]>, tensordesc<fp16[{BLOCK_K}, {BLOCK_N}]>, "
+                  "tensordesc<fp16[{BLOCK_M}, {BLOCK_N}]>, i32:16, i32:16, i32:16, "
+                  "BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M",
+        launch_args="", grid="cdiv(M, {BLOCK_M}) * cdiv(N, {BLOCK_N})",
+        algos=[({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}, 8,
+                {"num_stages": 3}),
+               ({"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8}, 4,
+                {"num_stages": 4})],
+        targets=["cuda:90"]),
     # the same kernel for sizes that are not multiples of 16 (no integer hints)
     "matmul_tma_any": dict(
         path=EXAMPLES / "matmul_tma.py", kernel="matmul_tma_kernel",
@@ -102,9 +108,10 @@ def build(name: str, spec: dict, work: Path) -> ctypes.CDLL:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     records = []
     for ai, (consts, warps, extra) in enumerate(spec["algos"]):
-        grid = spec["grid"]
+        grid, signature = spec["grid"], spec["signature"]
         for k, v in consts.items():
             grid = grid.replace("{" + k + "}", str(v))
+            signature = signature.replace("{" + k + "}", str(v))
         allowed = extra.get("algo_targets", "").split(",") if extra.get("algo_targets") else None
         for target in spec["targets"]:
             if allowed and target not in allowed:
@@ -112,7 +119,7 @@ def build(name: str, spec: dict, work: Path) -> ctypes.CDLL:
             sym = f"{name}_a{ai}_sm{target.split(':')[1]}"
             cmd = [sys.executable, "-m", "triton_aot.compile",
                    f"--kernel_path={spec.get('path', KERNELS)}",
-                   f"--kernel_name={spec['kernel']}", f"--signature={spec['signature']}",
+                   f"--kernel_name={spec['kernel']}", f"--signature={signature}",
                    "--constexprs=" + ",".join(f"{k}={v}" for k, v in consts.items()),
                    f"--grid={grid}", f"--num_warps={warps}",
                    f"--num_stages={extra.get('num_stages', 3)}",
@@ -241,26 +248,27 @@ def tma_checks(torch, triton, libs, check, stream, p, dev):
         return getattr(libs[lib], lib)(stream(), *aot_desc(a), *aot_desc(b), *aot_desc(c),
                                        M, N, K, algo)
 
-    def mm_jit(a, b, c, warps=8, stages=3):
+    def mm_jit(a, b, c, algo=0):
+        consts, warps, extra = LIBS["matmul_tma"]["algos"][algo]
+        bm, bn, bk = consts["BLOCK_M"], consts["BLOCK_N"], consts["BLOCK_K"]
         M, K = a.shape
         N = b.shape[1]
-        MM.matmul_tma_kernel[(triton.cdiv(M, 128) * triton.cdiv(N, 128),)](
-            jit_desc(a, [128, 64]), jit_desc(b, [64, 128]), jit_desc(c, [128, 128]),
-            M, N, K, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=warps,
-            num_stages=stages)
+        MM.matmul_tma_kernel[(triton.cdiv(M, bm) * triton.cdiv(N, bn),)](
+            jit_desc(a, [bm, bk]), jit_desc(b, [bk, bn]), jit_desc(c, [bm, bn]),
+            M, N, K, **consts, num_warps=warps, num_stages=extra["num_stages"])
 
-    for algo, (_, warps, extra) in enumerate(LIBS["matmul_tma"]["algos"]):
+    for algo, (consts, warps, extra) in enumerate(LIBS["matmul_tma"]["algos"]):
+        bm, bn, bk = consts["BLOCK_M"], consts["BLOCK_N"], consts["BLOCK_K"]
         M = N = K = 4096
         a, b = mm_inputs(M, N, K, algo)
         c_a = torch.full((M, N), float("nan"), device=dev, dtype=torch.float16)
         c_j = torch.full_like(c_a, float("nan"))
-        (aa, ad), (ba, bd) = desc_args(a, [128, 64]), desc_args(b, [64, 128])
-        ca, cdj = aot_desc(c_a), jit_desc(c_j, [128, 128])
+        (aa, ad), (ba, bd) = desc_args(a, [bm, bk]), desc_args(b, [bk, bn])
+        ca, cdj = aot_desc(c_a), jit_desc(c_j, [bm, bn])
         s0, fn = stream(), libs["matmul_tma"].matmul_tma
         aot = lambda: fn(s0, *aa, *ba, *ca, M, N, K, algo)
-        jit = lambda: MM.matmul_tma_kernel[(triton.cdiv(M, 128) * triton.cdiv(N, 128),)](
-            ad, bd, cdj, M, N, K, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8,
-            num_warps=warps, num_stages=extra["num_stages"])
+        jit = lambda: MM.matmul_tma_kernel[(triton.cdiv(M, bm) * triton.cdiv(N, bn),)](
+            ad, bd, cdj, M, N, K, **consts, num_warps=warps, num_stages=extra["num_stages"])
         r = aot()
         jit()
         torch.cuda.synchronize()
@@ -324,8 +332,8 @@ def tma_checks(torch, triton, libs, check, stream, p, dev):
         c2.fill_(float("nan"))
         g.replay()
         j1, j2 = torch.empty_like(c1), torch.empty_like(c2)
-        mm_jit(a1, b1, j1)
-        mm_jit(a2, b2, j2, warps=4, stages=4)
+        mm_jit(a1, b1, j1, 0)
+        mm_jit(a2, b2, j2, 1)
         torch.cuda.synchronize()
         ok = ok and torch.equal(c1, j1) and torch.equal(c2, j2)
     check("matmul_tma_graph_replay", ok, statuses=statuses)

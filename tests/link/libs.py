@@ -112,14 +112,17 @@ def tma_variants() -> list[dict]:
     a_desc_stride0, a_desc_stride1, c_desc_base, c_desc_shape0, c_desc_stride0, n, scale,
     algo_id). Algo 0 grid (n), with an n%16 variant; algo 1 the same kernel with a 128B swizzle
     and a 3-D bf16 descriptor in a_desc's place is another library (tma3d)."""
-    def args(n=None):
-        return [tensordesc("a_desc", "fp16", [64, 32], data_type=6, elem_size=2, swizzle=2),
+    def args(n=None, rows=64):
+        return [tensordesc("a_desc", "fp16", [rows, 32], data_type=6, elem_size=2, swizzle=2),
                 tensordesc("c_desc", "fp32", [512], data_type=7, elem_size=4, swizzle=0,
                            box=[256]),
-                arg("n", "i32", n), arg("scale", "fp32"), constexpr("BLOCK", 64)]
+                arg("n", "i32", n), arg("scale", "fp32"), constexpr("BLOCK", rows)]
     common = dict(kernel_name="tma_kernel", arch=90, grid_c=("(int64_t)n", "1", "1"))
     return [variant("tma_d16", args(16), algo_index=0, **common),
-            variant("tma_gen", args(), algo_index=0, **common)]
+            variant("tma_gen", args(), algo_index=0, **common),
+            # another algo with another block shape (the rule's tensordesc<fp16[{BLOCK}, 32]>):
+            # the same C API, its own box
+            variant("tma_a1", args(rows=128), algo_index=1, **common)]
 
 
 def tma3d_variants() -> list[dict]:

@@ -914,6 +914,11 @@ RULE_CASES += [
          ("attribute 'signature': entry 1 ('tensordesc<fp16[128, 48]>'): block size '48' is not "
           "a power of two",), (_TENSORDESC_FORM,),
          attrs='signature = "tensordesc<fp16[128, 48]>, *fp32, i32, BLOCK"'),
+    Case("rule_tensordesc_placeholder_unknown", "rule attribute", "rule",
+         "a block-size placeholder `{BM}` that no algo sets",
+         ("attribute 'signature'", "has a {NAME} placeholder that is not one of algos[0]'s "
+          "constexprs (BLOCK)"), ("may name a constexpr of the signature that every algo sets",),
+         attrs='signature = "tensordesc<fp32[{BM}]>, *fp32, i32, BLOCK", targets = ["cuda:90"]'),
     Case("rule_tensordesc_below_sm90", "rule attribute", "rule",
          "a tensor descriptor in the signature and `targets = [\"cuda:80\", \"cuda:90\"]`",
          ("attribute 'targets': 'cuda:80' has no TMA",

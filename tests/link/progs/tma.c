@@ -239,6 +239,17 @@ int main(void) {
   c = good();
   launch_ok(&c, 0);
 
+  /* algo 1: a_desc's block is [128, 32] (a per-algo block shape): its own box and cache */
+  encodes = fake_cuda_call_count(ENCODE);
+  CHECK_EQ(tma(STREAM, c.a, c.a_shape[0], c.a_shape[1], c.a_strides[0], c.a_strides[1], c.c,
+               c.c_shape, c.c_stride, c.n, 0.5f, 1), CUDA_SUCCESS);
+  CHECK_EQ(fake_cuda_call_count(ENCODE), encodes + 2);
+  CHECK(fake_cuda_get_tma_encode(fake_cuda_num_tma_encodes() - 2, &e));
+  CHECK_EQ(e.box[0], 32);
+  CHECK_EQ(e.box[1], 128);
+  l = last_launch();
+  CHECK_STR(l.tag, "tma_a1");
+
   /* the driver's own refusal is returned unchanged, launches nothing and is not cached */
   c.a = A + 512;
   fake_cuda_fail(ENCODE, CUDA_ERROR_INVALID_VALUE, 1);
