@@ -149,32 +149,26 @@ def render_kernel(t: Templates, kernel_id: CCode, record: VariantRecord, cubin: 
         profile_scratch_align=record.profile_scratch[1])
 
 
-def _tensordesc_locals(record: VariantRecord, a: Arg) -> tuple[str, list[str]]:
+def _tensordesc_locals(t: Templates, record: VariantRecord, a: Arg) -> tuple[str, list[str]]:
     """C that encodes descriptor `a` (or returns the runtime's error: nothing is launched), and
     the kernel parameters it becomes: the CUtensorMap, the shape as int32, the strides as int64
     (what triton.compile expands a tensordesc parameter into; triton_adapter.tma_infos)."""
     tma = a.tma
     if tma is None:
         raise UserError(f"{record.symbol}: tensor descriptor {a.name!r} has no TMA encoding")
-    names = [n for _, n in a.c_params]
+    name = c_syntax.ident(a.name, "argument name")
+    names = [c_syntax.ident(n, "argument name") for _, n in a.c_params]
     rank = a.desc.rank
     base, shape, strides = names[0], names[1:1 + rank], names[1 + rank:]
-    v = f"{record.symbol}_{a.name}"  # unique in the library: symbols are
-    text = (
-        f"  /* {a.name}: {c_syntax.comment(a.type)}, box {list(tma.box)}, swizzle {tma.swizzle} */\n"
-        f"  static const trt_tma_info trt_tma_info_{v} = {{{tma.data_type}, {rank}, "
-        f"{tma.swizzle}, {tma.elem_size}u, {{{', '.join(f'{b}u' for b in tma.box)}}}}};\n"
-        # per thread: the launch copies the parameters before it returns, so a thread's cached
-        # map is never changed under a launch that reads it, and reuse takes no lock
-        f"  static TRT_THREAD_LOCAL trt_tma_cache trt_tma_{v};\n"
-        f"  const int64_t trt_shape_{a.name}[{rank}] = {{{', '.join(shape)}}};\n"
-        f"  const int64_t trt_strides_{a.name}[{rank}] = {{{', '.join(strides)}}};\n"
-        f"  int32_t trt_dims_{a.name}[{rank}];\n"
-        f"  CUresult trt_status_{a.name} = trt_tma_encode(trt_driver_table, &trt_tma_info_{v}, "
-        f"&trt_tma_{v}, {base}, trt_shape_{a.name}, trt_strides_{a.name}, "
-        f"trt_dims_{a.name});\n"
-        f"  if (trt_status_{a.name} != CUDA_SUCCESS) return trt_status_{a.name};\n")
-    refs = ([f"&trt_tma_{v}.map"] + [f"&trt_dims_{a.name}[{i}]" for i in range(rank)]
+    text = t.render(
+        "tensordesc.c.tmpl",
+        name=name,
+        type=c_syntax.comment(a.type),
+        box_info=c_syntax.comment(str(list(tma.box))),
+        data_type=tma.data_type, rank=rank, swizzle=tma.swizzle, elem_size=tma.elem_size,
+        box=CCode(", ".join(f"{int(b)}u" for b in tma.box)),
+        shape=CCode(", ".join(shape)), strides=CCode(", ".join(strides)), base=base)
+    refs = ([f"&trt_tma_{name}.map"] + [f"&trt_dims_{name}[{i}]" for i in range(rank)]
             + [f"&{s}" for s in strides])
     return text, refs
 
@@ -192,7 +186,7 @@ def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
     for a in args:
         name = c_syntax.ident(a.name, "argument name")
         if a.is_tensordesc:
-            tma_locals, tma_refs = _tensordesc_locals(record, a)
+            tma_locals, tma_refs = _tensordesc_locals(t, record, a)
             locals_.append(tma_locals)
             refs += tma_refs
             continue
