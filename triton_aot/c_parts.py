@@ -183,6 +183,8 @@ def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
     locals_, refs = [], []
     for a in record.launch_args:  # only the grid reads them; an algo's grid may not
         locals_.append(f"  (void){c_syntax.ident(a.name, 'launch argument name')};\n")
+    if record.tensordescs:
+        locals_.append(t.render("tensordesc_empty_grid.c.tmpl"))
     for a in args:
         name = c_syntax.ident(a.name, "argument name")
         if a.is_tensordesc:

@@ -250,6 +250,19 @@ int main(void) {
   l = last_launch();
   CHECK_STR(l.tag, "tma_a1");
 
+  /* an empty grid (n = 0): CUDA_SUCCESS, nothing encoded or launched, even for empty tensors */
+  c = good();
+  c.n = 0;
+  c.a = 0;
+  c.a_shape[0] = 0;
+  c.c_shape = 0;
+  encodes = fake_cuda_call_count(ENCODE);
+  i = fake_cuda_num_launches();
+  CHECK_EQ(launch(&c), CUDA_SUCCESS);
+  CHECK_EQ(fake_cuda_num_launches(), i);
+  CHECK_EQ(fake_cuda_call_count(ENCODE), encodes);
+  c = good();
+
   /* the driver's own refusal is returned unchanged, launches nothing and is not cached */
   c.a = A + 512;
   fake_cuda_fail(ENCODE, CUDA_ERROR_INVALID_VALUE, 1);
