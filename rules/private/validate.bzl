@@ -280,8 +280,10 @@ def _grid_for(label, index, template, constexprs):
     return grid
 
 def _signature_for(label, index, template, constexprs):
-    """The signature with the algo's values in its {CONSTEXPR} placeholders (block shapes of
-    tensor descriptors: `tensordesc<fp16[{BLOCK_M}, {BLOCK_K}]>`)."""
+    """The signature with the algo's values in its {CONSTEXPR} placeholders.
+
+    The placeholders are block sizes of tensor descriptors: `tensordesc<fp16[{BLOCK_M}, 64]>`.
+    """
     signature = template
     for name, value in constexprs.items():
         signature = signature.replace("{" + name + "}", value)
