@@ -96,6 +96,10 @@ LIBS = {
 }
 
 
+# The host tensor descriptor checks' libraries (tma_checks).
+TMA_LIBS = ("attention_tma", "matmul_tma", "matmul_tma_any")
+
+
 def sh(cmd, **kw):
     p = subprocess.run(cmd, capture_output=True, text=True, **kw)
     if p.returncode != 0:
@@ -364,7 +368,15 @@ def main() -> int:
 
     work = Path(tempfile.mkdtemp(prefix="trt_launch_"))
     t0 = time.time()
-    libs = {name: build(name, spec, work) for name, spec in LIBS.items()}
+    libs = {}
+    for name, spec in LIBS.items():
+        if name in TMA_LIBS:  # new: a failure here must not stop the checks above
+            try:
+                libs[name] = build(name, spec, work)
+            except Exception as e:  # noqa: BLE001 (reported as a failed check)
+                check(f"{name}_build", False, error=str(e)[-2000:])
+        else:
+            libs[name] = build(name, spec, work)
     results["build_seconds"] = round(time.time() - t0, 1)
     U64, I32, F32, INT = ctypes.c_uint64, ctypes.c_int32, ctypes.c_float, ctypes.c_int
     libs["rmsnorm"].rmsnorm.argtypes = [U64, U64, U64, U64, I32, I32, F32, I32, INT]
@@ -513,7 +525,12 @@ def main() -> int:
         t.join()
     check("desc_scale_two_threads_two_streams", not errors, errors=errors[:5])
 
-    tma_checks(torch, triton, libs, check, stream, p, dev)
+    if all(name in libs for name in TMA_LIBS):
+        try:
+            tma_checks(torch, triton, libs, check, stream, p, dev)
+        except Exception:  # noqa: BLE001 (recorded; the results of the others are still written)
+            import traceback
+            check("tma_checks_completed", False, error=traceback.format_exc()[-4000:])
 
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
