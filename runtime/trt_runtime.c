@@ -51,6 +51,7 @@ static void trt_driver_init(void) {
   TRT_RESOLVE(lib, mem_free_async, "cuMemFreeAsync");
   TRT_RESOLVE(lib, stream_get_id, "cuStreamGetId");
   TRT_RESOLVE(lib, stream_is_capturing, "cuStreamIsCapturing");
+  TRT_RESOLVE(lib, tensor_map_encode_tiled, "cuTensorMapEncodeTiled");
   if (!trt_drv.ctx_get_current || !trt_drv.ctx_get_device || !trt_drv.device_get_attribute ||
       !trt_drv.module_load_data || !trt_drv.module_unload || !trt_drv.module_get_function ||
       !trt_drv.func_set_attribute || !trt_drv.launch_kernel) {
@@ -569,4 +570,63 @@ CUresult trt_device_attribute(const trt_driver **d, unsigned long long *key, int
   }
   pthread_mutex_unlock(&trt_lock);
   return r;
+}
+
+/* ---- host tensor descriptors ---------------------------------------------------------------- */
+
+/* Largest byte stride cuTensorMapEncodeTiled takes (globalStrides[i] < 2^40). */
+#define TRT_TMA_MAX_STRIDE_BYTES (1ull << 40)
+
+CUresult trt_tma_encode_slow(const trt_driver *d, const trt_tma_info *info, trt_tma_cache *c,
+                             CUdeviceptr base, const int64_t *shape, const int64_t *strides) {
+  cuuint64_t dims[5], gstrides[5];
+  cuuint32_t box[5], elem_strides[5] = {1, 1, 1, 1, 1};
+  const int rank = info->rank;
+  unsigned long long bytes = 0;
+  int i;
+  CUresult r;
+  if (rank < 1 || rank > 5) return CUDA_ERROR_INVALID_VALUE;
+  /* What cuTensorMapEncodeTiled requires of a tiled, non-interleaved map (and Triton's
+   * TensorDescriptor asserts): a 16-byte aligned global address, a contiguous last dimension,
+   * every other stride a positive multiple of 16 bytes below 2^40. Dimensions are at least 1 and
+   * at most INT32_MAX: the kernel receives them as int32 (the driver allows up to 2^32). Checked
+   * here, so a bad call fails the same way on every driver and launches nothing. */
+  if (base % 16 != 0) return CUDA_ERROR_INVALID_VALUE;
+  for (i = 0; i < rank; ++i)
+    if (shape[i] < 1 || shape[i] > INT32_MAX) return CUDA_ERROR_INVALID_VALUE;
+  if (strides[rank - 1] != 1) return CUDA_ERROR_INVALID_VALUE;
+  for (i = 0; i + 1 < rank; ++i)
+    if (strides[i] < 1 ||
+        __builtin_mul_overflow((unsigned long long)strides[i], info->elem_size, &bytes) ||
+        bytes % 16 != 0 || bytes >= TRT_TMA_MAX_STRIDE_BYTES)
+      return CUDA_ERROR_INVALID_VALUE;
+  if (d == NULL) {
+    r = trt_driver_get(&d);
+    if (r != CUDA_SUCCESS) return r;
+  }
+  if (d->tensor_map_encode_tiled == NULL) return CUDA_ERROR_NOT_SUPPORTED;
+  /* As Triton's fill_tma_descriptor: the driver's dimension 0 is the innermost. */
+  for (i = 0; i < rank; ++i) {
+    dims[rank - 1 - i] = (cuuint64_t)shape[i];
+    box[rank - 1 - i] = info->box[i];
+  }
+  for (i = 0; i + 1 < rank; ++i)
+    gstrides[rank - 2 - i] = (cuuint64_t)strides[i] * info->elem_size;
+  /* Triton also fills this entry (the driver reads only rank - 1 strides) */
+  gstrides[rank - 1] = dims[rank - 1] * (rank == 1 ? info->elem_size : gstrides[rank - 2]);
+  /* a refused call (above) keeps the cached map, which is still right for its own arguments */
+  c->valid = 0;
+  r = d->tensor_map_encode_tiled(&c->map, (CUtensorMapDataType)info->data_type, (cuuint32_t)rank,
+                                 (void *)(uintptr_t)base, dims, gstrides, box, elem_strides,
+                                 CU_TENSOR_MAP_INTERLEAVE_NONE, (CUtensorMapSwizzle)info->swizzle,
+                                 CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) return r;
+  c->base = base;
+  for (i = 0; i < rank; ++i) {
+    c->shape[i] = shape[i];
+    c->strides[i] = strides[i];
+  }
+  c->valid = 1;
+  return CUDA_SUCCESS;
 }

@@ -18,6 +18,10 @@
  *   shared memory above the device opt-in limit, or a launch feature the driver lacks
  *                                                -> CUDA_ERROR_NOT_SUPPORTED
  *   negative grid or grid beyond 32 bits         -> CUDA_ERROR_INVALID_VALUE
+ *   a host tensor descriptor TMA cannot address (base not 16-byte aligned, a stride not a
+ *   multiple of 16 bytes, last stride not 1, a dimension outside [1, INT32_MAX])
+ *                                                -> CUDA_ERROR_INVALID_VALUE, nothing launched
+ *   a driver without cuTensorMapEncodeTiled (< 12.0) for such a kernel -> CUDA_ERROR_NOT_SUPPORTED
  *   any other driver error is returned unchanged. Nothing here exits, aborts or prints.
  */
 #ifndef RULES_TRITON_TRT_RUNTIME_H_
@@ -32,9 +36,15 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define TRT_INTERNAL __attribute__((visibility("hidden")))
 #define TRT_INLINE static __inline__ __attribute__((unused, always_inline))
+#define TRT_THREAD_LOCAL __thread
 #else
 #define TRT_INTERNAL
 #define TRT_INLINE static inline
+#ifdef __cplusplus
+#define TRT_THREAD_LOCAL thread_local
+#else
+#define TRT_THREAD_LOCAL _Thread_local
+#endif
 #endif
 
 #ifdef __cplusplus
@@ -60,6 +70,10 @@ typedef CUresult (*trt_pfn_mem_alloc_async)(CUdeviceptr *, size_t, CUstream);
 typedef CUresult (*trt_pfn_mem_free_async)(CUdeviceptr, CUstream);
 typedef CUresult (*trt_pfn_stream_get_id)(CUstream, unsigned long long *);
 typedef CUresult (*trt_pfn_stream_is_capturing)(CUstream, CUstreamCaptureStatus *);
+typedef CUresult (*trt_pfn_tensor_map_encode_tiled)(
+    CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *,
+    const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+    CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
 typedef struct trt_driver {
   CUresult status; /* CUDA_SUCCESS once every required entry point resolved */
@@ -79,6 +93,7 @@ typedef struct trt_driver {
   trt_pfn_mem_free_async mem_free_async;     /* CUDA 11.2 */
   trt_pfn_stream_get_id stream_get_id;       /* CUDA 12.0: reusable scratch per stream */
   trt_pfn_stream_is_capturing stream_is_capturing; /* CUDA 10.0: no reuse under capture */
+  trt_pfn_tensor_map_encode_tiled tensor_map_encode_tiled; /* CUDA 12.0: host TMA descriptors */
 } trt_driver;
 
 
@@ -146,6 +161,56 @@ enum trt_attr {
  * that the launch that follows does not look them up again. */
 TRT_INTERNAL CUresult trt_device_attribute(const trt_driver **d, unsigned long long *key,
                                            int which, int64_t *out);
+
+/* ---- host tensor descriptors (tensordesc<...> kernel parameters) ------------------------------
+ * What triton.compile decided for one descriptor parameter of one variant (its tensordesc_meta):
+ * a static const of the generated launcher. Dimensions are in Triton's order, outermost first. */
+typedef struct trt_tma_info {
+  int data_type;          /* CUtensorMapDataType */
+  int rank;               /* 1..5 */
+  int swizzle;            /* CUtensorMapSwizzle */
+  unsigned int elem_size; /* bytes per element */
+  unsigned int box[5];    /* the TMA box (the block shape, each dimension at most 256) */
+} trt_tma_info;
+
+/* The last encoded CUtensorMap of one descriptor parameter of one launcher, per thread (the
+ * launcher's `static TRT_THREAD_LOCAL`): reused while base, shape and strides are unchanged. The
+ * encoding depends on nothing else (not the context: device addresses are process-wide), and
+ * cuLaunchKernel copies the parameters before it returns, so the map can be passed by address. */
+typedef struct trt_tma_cache {
+  CUtensorMap map; /* 64-byte aligned by cuda.h */
+  int valid;
+  CUdeviceptr base;
+  int64_t shape[5];
+  int64_t strides[5]; /* elements, as TensorDescriptor(base, shape, strides) */
+} trt_tma_cache;
+
+/* Checks what TMA requires (see the error contract above) and encodes c->map exactly as Triton's
+ * launcher does (cuTensorMapEncodeTiled: dimensions reversed, byte strides, element strides 1,
+ * interleave none, L2 promotion 128B, out-of-bounds fill none); c->valid only on success. A call
+ * refused before the driver is asked leaves the cache as it was.
+ * d == NULL: the driver is looked up here. */
+TRT_INTERNAL CUresult trt_tma_encode_slow(const trt_driver *d, const trt_tma_info *info,
+                                          trt_tma_cache *c, CUdeviceptr base,
+                                          const int64_t *shape, const int64_t *strides);
+
+/* The launcher's call: reuses c->map when base, shape and strides equal the last encoded ones
+ * (no driver call), else encodes (trt_tma_encode_slow). On success dims[] holds the shape as the
+ * int32 kernel parameters Triton passes after the map. */
+TRT_INLINE CUresult trt_tma_encode(const trt_driver *d, const trt_tma_info *info, trt_tma_cache *c,
+                                   CUdeviceptr base, const int64_t *shape, const int64_t *strides,
+                                   int32_t *dims) {
+  int i, same = c->valid && c->base == base;
+  for (i = 0; same && i < info->rank; ++i)
+    same = c->shape[i] == shape[i] && c->strides[i] == strides[i];
+  if (!same) {
+    CUresult r = trt_tma_encode_slow(d, info, c, base, shape, strides);
+    if (r != CUDA_SUCCESS) return r;
+  }
+  /* checked to fit by the encode that made c valid for exactly this shape */
+  for (i = 0; i < info->rank; ++i) dims[i] = (int32_t)shape[i];
+  return CUDA_SUCCESS;
+}
 
 /* The launch, inline: a plain launch of a kernel already loaded in this context (no scratch, no
  * cluster, cooperative or PDL attribute) goes straight to cuLaunchKernel from the launcher, so

@@ -63,6 +63,10 @@ def render() -> str:
               signature.TYPE_ALIASES),
         _list("LITERAL_NAMES", "Identifiers that are constexpr values, not constexpr names.",
               literal_names()),
+        _list("TENSORDESC_DTYPES", "Element types of host tensor descriptors "
+              "(tensordesc<fp16[64, 64]>).", signature.TENSORDESC_DTYPES),
+        f"# Highest rank of a host tensor descriptor.\nTENSORDESC_MAX_RANK = "
+        f"{signature.TENSORDESC_MAX_RANK}\n",
     ]
     return "\n".join(parts)
 

@@ -67,7 +67,7 @@ def _selector_body(plan: LibraryPlan, variants: tuple[Variant, ...],
         kargs = rec.launcher_c_args
         call = (f"trt_dispatch_{c_syntax.ident(rec.symbol, 'symbol')}(trt_driver_table, "
                 f"trt_context_key_, {c_parts.call_args(kargs, c_parts.stream_name(rargs))});")
-        used.update(a.name for a in kargs)
+        used.update(c_parts.c_param_names(kargs))
         used.update(name for name, _ in rec.hint_conditions)
         # hipDeviceptr_t is a pointer: its address is tested as an integer
         pointers = {a.name for a in rargs if a.is_pointer} if backend is c_parts.HIP else set()
@@ -80,7 +80,7 @@ def _selector_body(plan: LibraryPlan, variants: tuple[Variant, ...],
             break  # unconditional: later variants are unreachable (the link tool orders them)
     else:
         lines.append(f"  return {backend.invalid_value}; /* no variant's hints hold */\n")
-    unused = [f"  (void){a.name};\n" for a in rargs if a.name not in used]
+    unused = [f"  (void){name};\n" for name in c_parts.c_param_names(rargs) if name not in used]
     return CCode("".join(unused + lines))
 
 
@@ -95,7 +95,7 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
     backend = c_parts.backend_of(first)
     tag = backend.target_tag
     stream = c_parts.stream_name(rargs)
-    algo_name = CCode("trt_algo_id" if any(a.name == "algo_id" for a in rargs) else "algo_id")
+    algo_name = CCode("trt_algo_id" if "algo_id" in c_parts.c_param_names(rargs) else "algo_id")
     params = c_parts.param_list(rargs, stream, backend)
     call_args = c_parts.call_args(rargs, stream)
 
@@ -188,7 +188,8 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
         launchers=c_syntax.join(launcher_text, "\n"),
         selector_param_types=CCode(", ".join(["const trt_driver *", "unsigned long long",
                                               backend.stream_type]
-                                             + [c_parts.arg_ctype(a, backend) for a in rargs])),
+                                             + [ctype for ctype, _ in
+                                                c_parts.c_params(rargs, backend)])),
         selectors=c_syntax.join(selectors),
         selector_rows=CCode("".join(rows)),
         target_rows=CCode("".join(

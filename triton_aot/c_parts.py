@@ -43,24 +43,35 @@ def backend_of(record: VariantRecord) -> Backend:
     return HIP if record.target.is_hip else CUDA
 
 
-def arg_ctype(a: Arg, backend: Backend = CUDA) -> str:
-    """The C type of a runtime argument in `backend`'s API (pointers differ, scalars do not)."""
-    return backend.pointer_type if a.is_pointer else a.c_type.ctype
+def c_params(args: Sequence[Arg], backend: Backend = CUDA) -> list[tuple[str, CCode]]:
+    """(C type, C name) of the C API parameters for `args` in `backend`'s API (pointers differ,
+    scalars do not); a tensor descriptor is several (its base, shape and strides)."""
+    out = []
+    for a in args:
+        for ctype, name in a.c_params:
+            if a.is_pointer:
+                ctype = backend.pointer_type
+            out.append((ctype, c_syntax.ident(name, "argument name")))
+    return out
+
+
+def c_param_names(args: Sequence[Arg]) -> list[str]:
+    return [name for a in args for _, name in a.c_params]
 
 
 def stream_name(args: Sequence[Arg]) -> CCode:
     """The C name of the stream parameter: `stream`, unless a kernel parameter has that name."""
-    return CCode("trt_stream" if any(a.name == "stream" for a in args) else "stream")
+    return CCode("trt_stream" if "stream" in c_param_names(args) else "stream")
 
 
 def param_list(args: Sequence[Arg], stream: CCode, backend: Backend = CUDA) -> CCode:
     """`CUstream stream, CUdeviceptr x, int32_t n`: the C parameters for `args`."""
     return CCode(", ".join([f"{backend.stream_type} {stream}"] + [
-        f"{arg_ctype(a, backend)} {c_syntax.ident(a.name, 'argument name')}" for a in args]))
+        f"{ctype} {name}" for ctype, name in c_params(args, backend)]))
 
 
 def call_args(args: Sequence[Arg], stream: CCode) -> CCode:
-    return CCode(", ".join([stream] + [c_syntax.ident(a.name, "argument name") for a in args]))
+    return CCode(", ".join([stream] + [name for _, name in c_params(args)]))
 
 
 @dataclass(frozen=True)
@@ -138,6 +149,30 @@ def render_kernel(t: Templates, kernel_id: CCode, record: VariantRecord, cubin: 
         profile_scratch_align=record.profile_scratch[1])
 
 
+def _tensordesc_locals(t: Templates, record: VariantRecord, a: Arg) -> tuple[str, list[str]]:
+    """C that encodes descriptor `a` (or returns the runtime's error: nothing is launched), and
+    the kernel parameters it becomes: the CUtensorMap, the shape as int32, the strides as int64
+    (what triton.compile expands a tensordesc parameter into; triton_adapter.tma_infos)."""
+    tma = a.tma
+    if tma is None:
+        raise UserError(f"{record.symbol}: tensor descriptor {a.name!r} has no TMA encoding")
+    name = c_syntax.ident(a.name, "argument name")
+    names = [c_syntax.ident(n, "argument name") for _, n in a.c_params]
+    rank = a.desc.rank
+    base, shape, strides = names[0], names[1:1 + rank], names[1 + rank:]
+    text = t.render(
+        "tensordesc.c.tmpl",
+        name=name,
+        type=c_syntax.comment(a.type),
+        box_info=c_syntax.comment(str(list(tma.box))),
+        data_type=tma.data_type, rank=rank, swizzle=tma.swizzle, elem_size=tma.elem_size,
+        box=CCode(", ".join(f"{int(b)}u" for b in tma.box)),
+        shape=CCode(", ".join(shape)), strides=CCode(", ".join(strides)), base=base)
+    refs = ([f"&trt_tma_{name}.map"] + [f"&trt_dims_{name}[{i}]" for i in range(rank)]
+            + [f"&{s}" for s in strides])
+    return text, refs
+
+
 def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
                     linkage: CCode) -> CCode:
     """`trt_dispatch_SYMBOL(driver, context key, stream, launcher args...)`."""
@@ -148,8 +183,15 @@ def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
     locals_, refs = [], []
     for a in record.launch_args:  # only the grid reads them; an algo's grid may not
         locals_.append(f"  (void){c_syntax.ident(a.name, 'launch argument name')};\n")
+    if record.tensordescs:
+        locals_.append(t.render("tensordesc_empty_grid.c.tmpl"))
     for a in args:
         name = c_syntax.ident(a.name, "argument name")
+        if a.is_tensordesc:
+            tma_locals, tma_refs = _tensordesc_locals(t, record, a)
+            locals_.append(tma_locals)
+            refs += tma_refs
+            continue
         ctype = a.c_type
         if ctype.kernel_ctype != ctype.ctype:
             # i1 goes to the kernel as one byte: copy the bool into an int8_t, whose size is 1

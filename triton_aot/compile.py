@@ -21,6 +21,7 @@ from absl import flags
 from triton_aot import abi, cli
 from triton_aot.atomic_write import write_atomic
 from triton_aot.errors import UserError, flag_error
+from triton_aot.signature import is_tensordesc
 from triton_aot.variant import Arg, AutotuneRecord, LaunchConfig, Target, VariantRecord
 
 if TYPE_CHECKING:
@@ -176,6 +177,7 @@ def run(args: ToolArgs) -> None:
         sig = bind(entries, kernel.params, hints, constexprs, args.kernel_name,
                    defaults=decorators.param_defaults(kernel.fn),
                    deferred=decorators.heuristic_names(wrappers))
+        _check_tensordesc_target(sig, target)
         # @triton.heuristics, for this variant: they see the launch options as in the JIT
         # (inside an autotuner, a config's) and may set them
         options = {"num_warps": opts.num_warps, "num_stages": opts.num_stages,
@@ -260,6 +262,16 @@ def check_hsaco(record: VariantRecord, image: bytes) -> None:
                         "this target")
 
 
+def _check_tensordesc_target(sig, target) -> None:
+    """Host tensor descriptors are launched through TMA, which sm_90 introduced."""
+    descs = [a.name for a in sig.args if is_tensordesc(a.type)]
+    if descs and (target.is_hip or target.arch < 90):
+        raise flag_error("target", f"{target} has no TMA, but {', '.join(descs)} "
+                         f"{'is a host tensor descriptor' if len(descs) == 1 else 'are host tensor descriptors'} "
+                         "(tensordesc<...>), which the launcher encodes as a CUtensorMap",
+                         "compile it for cuda:90 or newer (or pass plain pointers)")
+
+
 def _algo_targets(text: str, target, parse_target) -> tuple[str, ...] | None:
     """--algo_targets: canonical target spellings, which must include --target."""
     if not text.strip():
@@ -306,9 +318,12 @@ def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature"
                  launch_args: Sequence = (), algo_targets: tuple | None = None,
                  autotune=None, heuristics: tuple = (), algo_opts=None) -> VariantRecord:
     arg_records = []
+    tma = iter(compiled.tma)
     for a in sig.args:
         if a.is_constexpr:
             arg_records.append(Arg(a.name, "constexpr", None, a.value.value, a.value.repr))
+        elif is_tensordesc(a.type):
+            arg_records.append(Arg(a.name, a.type, None, tma=next(tma)))
         else:
             arg_records.append(Arg(a.name, a.type, a.hint))
     return VariantRecord(

@@ -3,7 +3,8 @@
 The grid text becomes C source inside the generated launcher, so it is parsed by a small
 tokenizer + recursive-descent parser (never Python eval/ast) and re-emitted from the parse
 tree. Only these are accepted:
-    the kernel's non-constexpr integer arguments (i8..i64, u8..u64), launch-only arguments
+    the kernel's non-constexpr integer arguments (i8..i64, u8..u64), the shape of a tensor
+    descriptor argument `d` (d_shape0, d_shape1, ...: its int64 C parameters), launch-only arguments
     (--launch_args: integers the grid uses that the kernel never receives), integer literals,
     + - * / % ( ), cdiv(a, b), min(a, b), max(a, b), and device attributes of the current
     device (DEVICE_ATTRS: NUM_SMS, the multiprocessor count, read once per context and cached
@@ -29,7 +30,8 @@ from typing import Sequence, Union
 
 from triton_aot import abi
 from triton_aot.errors import UserError
-from triton_aot.signature import INT_TYPES, BoundSignature
+from triton_aot.signature import (INT_TYPES, BoundSignature, is_tensordesc, parse_tensordesc,
+                                  tensordesc_c_names)
 
 MAX_DEPTH = 32  # nesting limit: keeps the recursive parser far from Python's stack limit
 _INT64_MAX = 2**63 - 1
@@ -154,6 +156,14 @@ def _symbols(sig: BoundSignature, launch_args: Sequence["LaunchArg"] = ()
             symbols[a.name] = _Symbol("reject", f"{a.name!r} is a tl.constexpr (= {value}); {fix}")
         elif a.type in INT_TYPES:
             symbols[a.name] = _Symbol("one" if a.is_one else "int", "")
+        elif is_tensordesc(a.type):
+            # the descriptor's shape is int64 C parameters (NAME_shape0, ...): grids may use it
+            rank = parse_tensordesc(a.type, a.name).rank
+            names = tensordesc_c_names(a.name, rank)
+            for shape in names[1:1 + rank]:
+                symbols[shape] = _Symbol("int", "")
+            symbols[a.name] = _Symbol("reject", f"{a.name!r} is a tensor descriptor ({a.type}); "
+                                      f"grids can use its shape: {', '.join(names[1:1 + rank])}")
         else:
             kind = ("a pointer" if a.type.startswith("*") else
                     "a boolean" if a.type in ("i1", "u1") else "a floating-point")
@@ -400,6 +410,12 @@ def parse_launch_args(text: str, sig: BoundSignature) -> tuple[LaunchArg, ...]:
         if name in ("stream", "algo_id"):
             raise UserError(f"--launch_args: {name!r} is a parameter of the C API itself; "
                             "rename the launch argument")
+        descriptor = next((a.name for a in sig.args if is_tensordesc(a.type) and name in
+                           tensordesc_c_names(a.name, parse_tensordesc(a.type, a.name).rank)),
+                          None)
+        if descriptor is not None:
+            raise UserError(f"--launch_args: {name!r} is already a C parameter of the tensor "
+                            f"descriptor {descriptor!r}; rename the launch argument")
         if name in kernel:
             raise UserError(f"--launch_args: {name!r} is already a parameter of the kernel; a "
                             "launch argument is a grid value the kernel does not take: use the "

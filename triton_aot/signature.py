@@ -14,6 +14,9 @@ None):
                               parameter's own name)
     None                      also for a parameter that is not tl.constexpr: as the JIT does
                               with a None argument, it becomes the constexpr None
+    tensordesc<fp16[128, 64]> a host tensor descriptor (triton.tools.tensor_descriptor.
+                              TensorDescriptor) of that element type and block shape, rank 1-5;
+                              the commas inside the brackets do not separate entries
 
 Value spellings are Python's: a string constexpr is quoted ('relu'), a dtype is tl.float16.
 """
@@ -55,6 +58,14 @@ TL_DTYPES = frozenset(("int1", "int8", "int16", "int32", "int64", "uint8", "uint
                        "float8e5b16", "float8e4nv", "float8e4b8", "float8e4b15"))
 
 VALID_HINTS = (1, 16)
+
+# Element types a host tensor descriptor may have: what the TMA unit moves (1, 2, 4 and 8 byte
+# elements; Triton maps them to CUtensorMapDataType), so no bools.
+TENSORDESC_DTYPES = tuple(t for t in SCALAR_TYPES if t not in ("i1", "u1")) + FP8_TYPES
+TENSORDESC_MAX_RANK = 5  # cuTensorMapEncodeTiled's limit, as TensorDescriptor asserts
+# triton.language.core.TRITON_MAX_TENSOR_NUMEL: a block may hold at most this many elements.
+TENSORDESC_MAX_NUMEL = 1048576
+_TENSORDESC = re.compile(r"tensordesc\s*<\s*([A-Za-z0-9_]+)\s*\[([^\]]*)\]\s*>\Z")
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INT = re.compile(r"[+-]?[0-9]+\Z")
@@ -119,9 +130,73 @@ def parse_value(text: str) -> ConstValue | None:
 # ----------------------------------------------------------------------------- types
 
 
+@dataclass(frozen=True)
+class TensorDescType:
+    """`tensordesc<fp16[128, 64]>`: element type and block shape of a host tensor descriptor."""
+
+    dtype: str  # canonical element type
+    block: tuple[int, ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.block)
+
+    @property
+    def spelling(self) -> str:
+        """The canonical type: Triton's own spelling (what its JIT specialises to)."""
+        return f"tensordesc<{self.dtype}[{', '.join(map(str, self.block))}]>"
+
+
+def is_tensordesc(type_: str) -> bool:
+    return type_.startswith("tensordesc")
+
+
+def tensordesc_c_names(name: str, rank: int) -> list[str]:
+    """The C API parameters a descriptor parameter `name` becomes, in order: its base pointer,
+    then its shape, then its strides (elements), as TensorDescriptor(base, shape, strides)."""
+    return ([f"{name}_base"] + [f"{name}_shape{i}" for i in range(rank)]
+            + [f"{name}_stride{i}" for i in range(rank)])
+
+
+def parse_tensordesc(text: str, where: str) -> TensorDescType:
+    """`tensordesc<DTYPE[B0, B1, ...]>` (rank 1-5, power-of-two block sizes), or a UserError
+    that shows the spelling."""
+    text = text.strip()
+    form = ("write tensordesc<DTYPE[B0, B1, ...]> with DTYPE one of "
+            f"{', '.join(TENSORDESC_DTYPES)} and 1 to {TENSORDESC_MAX_RANK} power-of-two block "
+            "sizes, e.g. tensordesc<fp16[128, 64]>")
+    if text.startswith("tensordesc_im2col") or (text.endswith(">") and "]," in text):
+        raise UserError(f"{where}: {text!r}: im2col and Gluon-layout descriptors are not "
+                        f"supported; {form}")
+    match = _TENSORDESC.match(text)
+    if not match:
+        raise UserError(f"{where}: cannot parse the tensor descriptor {text!r}; {form}")
+    dtype = TYPE_ALIASES.get(match.group(1), match.group(1))
+    if dtype not in TENSORDESC_DTYPES:
+        raise UserError(f"{where}: {text!r}: element type {match.group(1)!r} cannot be a tensor "
+                        f"descriptor's; {form}")
+    dims = [d.strip() for d in match.group(2).split(",")]
+    if not all(_DIGITS.match(d) for d in dims):
+        raise UserError(f"{where}: {text!r}: the block shape must be integers; {form}")
+    block = tuple(int(d) for d in dims)
+    if not 1 <= len(block) <= TENSORDESC_MAX_RANK:
+        raise UserError(f"{where}: {text!r} has rank {len(block)}; {form}")
+    numel = 1
+    for d in block:
+        if d < 1 or d & (d - 1):
+            raise UserError(f"{where}: {text!r}: block size {d} is not a power of two; {form}")
+        numel *= d
+    if numel > TENSORDESC_MAX_NUMEL:
+        raise UserError(f"{where}: {text!r}: the block has {numel} elements, more than Triton's "
+                        f"{TENSORDESC_MAX_NUMEL}; use a smaller block")
+    return TensorDescType(dtype, block)
+
+
 def canonical_type(text: str) -> str | None:
     """Canonical spelling of a kernel argument type, or None if `text` is not a type name."""
     text = text.strip()
+    if text.startswith("tensordesc"):
+        return parse_tensordesc(text, "type").spelling
     if text.startswith("*"):
         pointee = text[1:].strip()
         const = ""
@@ -139,11 +214,15 @@ def canonical_type(text: str) -> str | None:
 
 
 def _type_list() -> str:
-    return ", ".join(SCALAR_TYPES) + ", or a pointer *T (e.g. *fp16)"
+    return (", ".join(SCALAR_TYPES) + ", a pointer *T (e.g. *fp16), or a tensor descriptor "
+            "tensordesc<T[B0, ...]>")
 
 
 def check_hint(type_: str, hint: int, where: str) -> None:
     """Hints: :16 on pointers and integers, :1 on integers only."""
+    if is_tensordesc(type_):
+        raise UserError(f"{where}: a tensor descriptor takes no hint; the launcher checks its "
+                        "base and strides for TMA's 16-byte alignment itself")
     if hint not in VALID_HINTS:
         raise UserError(f"{where}: hint :{hint} is not supported; only :16 (divisible by 16) "
                         "and :1 (equal to 1) exist")
@@ -185,8 +264,30 @@ class NameEntry:
 SigEntry = Union[TypedEntry, ValueEntry, NameEntry]
 
 
+def split_entries(text: str, flag: str = "signature") -> list[str]:
+    """Splits at the commas outside brackets: `tensordesc<fp16[128, 64]>` is one entry. A bracket
+    left open would swallow every later entry, so it is an error of its own."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "[<":
+            depth += 1
+        elif ch in "]>" and depth > 0:
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    if depth:
+        rest = text[start:].strip()
+        first = rest.split(",")[0].strip()
+        raise UserError(f"--{flag}: entry {len(items) + 1} ({first!r}) opens a '<' or '[' that "
+                        f"is never closed (everything after it would be one entry: {rest!r}); "
+                        "close it, e.g. tensordesc<fp16[128, 64]>")
+    items.append(text[start:])
+    return items
+
+
 def _split(text: str, flag: str) -> list[str]:
-    items = [item.strip() for item in text.split(",")]
+    items = [item.strip() for item in split_entries(text, flag)]
     for i, item in enumerate(items):
         if not item:
             raise UserError(f"--{flag}: entry {i + 1} is empty in {text!r}; separate entries "
@@ -203,6 +304,10 @@ def parse_entry(text: str, where: str) -> SigEntry:
 
 
 def _parse_entry(text: str, where: str) -> SigEntry:
+    if text.startswith("tensordesc"):
+        if re.search(r">\s*:", text):  # `tensordesc<...>:16`
+            check_hint(parse_tensordesc(text.rpartition(":")[0], where).spelling, 16, where)
+        return TypedEntry(parse_tensordesc(text, where).spelling, None)
     if ":" in text:
         type_text, _, hint_text = text.partition(":")
         type_ = canonical_type(type_text)
@@ -488,7 +593,22 @@ def _bind_entries(entries: Sequence[SigEntry], params: Sequence[ParamInfo],
                                 f"--constexprs={param.name}=VALUE")
             value = constexprs[param.name]
         args.append(BoundArg(i, param.name, "constexpr", value=value))
+    _check_tensordesc_names(args, kernel_name)
     return args
+
+
+def _check_tensordesc_names(args: Sequence["BoundArg"], kernel_name: str) -> None:
+    """A descriptor `d` becomes the C parameters d_base, d_shape0, ..., d_stride0, ...: none
+    may be another parameter's name."""
+    taken = {a.name: a.name for a in args if not is_tensordesc(a.type)}
+    for a in args:
+        if is_tensordesc(a.type):
+            for c_name in tensordesc_c_names(a.name, parse_tensordesc(a.type, a.name).rank):
+                if c_name in taken:
+                    raise UserError(f"kernel {kernel_name!r}: tensor descriptor {a.name!r} "
+                                    f"becomes the C parameter {c_name!r}, which clashes "
+                                    f"with parameter {taken[c_name]!r}; rename one of them")
+                taken[c_name] = a.name
 
 
 def _check_annotation(type_: str, param: ParamInfo, where: str) -> None:

@@ -32,7 +32,7 @@ from triton_aot.disasm import disassemble
 from triton_aot.errors import UserError, flag_error
 from triton_aot.kernel_loader import LoadedKernel
 from triton_aot.signature import BoundSignature, ConstValue
-from triton_aot.variant import MAXNREG_MAX, MAXNREG_MIN, Target
+from triton_aot.variant import MAXNREG_MAX, MAXNREG_MIN, Target, TmaInfo
 
 # --------------------------------------------------------------------------- target/options
 
@@ -236,6 +236,7 @@ class CompiledVariant:
     profile_scratch_size: int
     profile_scratch_align: int
     triton_version: str
+    tma: tuple[TmaInfo, ...] = ()  # one per host tensor descriptor argument, in order
 
 
 def python_value(value: ConstValue) -> Any:
@@ -391,7 +392,49 @@ def compile_kernel(kernel: LoadedKernel, sig: BoundSignature, target: Target,
         profile_scratch_size=int(getattr(md, "profile_scratch_size", 0) or 0),
         profile_scratch_align=int(getattr(md, "profile_scratch_align", 1) or 1),
         triton_version=triton.__version__,
+        tma=tma_infos(getattr(md, "tensordesc_meta", None), sig, target),
     )
+
+
+# --------------------------------------------------------------------------- tensor descriptors
+
+# Triton's device-side TMA element type -> the host CUtensorMapDataType its launcher passes to
+# cuTensorMapEncodeTiled (backends/nvidia/driver.py TMA_DTYPE_DEVICE_TO_HOST, the same in
+# 3.5-3.9; tests/compile/test_version_compat.py compares it with the installed triton's).
+TMA_DTYPE_DEVICE_TO_HOST = {**{i: i for i in range(16)}, 8: 10, 9: 8, 10: 9}
+
+
+def tma_infos(meta: Any, sig: BoundSignature, target: Target) -> tuple[TmaInfo, ...]:
+    """How the launcher encodes each host tensor descriptor, from triton.compile's
+    `metadata.tensordesc_meta` (one dict per descriptor argument, in order).
+
+    Version differences (docs/design.md, "Host tensor descriptors"):
+    - 3.5-3.8: {swizzle, elem_size, elem_type, block_size, fp4_padded}; 3.9 adds is_im2col.
+    - The kernel's parameters for a descriptor are the same in 3.5-3.9 when it is lowered to TMA
+      (metadata present): a 128-byte CUtensorMap (.param .align 64), then the shape as i32 and
+      the strides as i64, one per dimension. Without metadata (below sm_90) it is decomposed
+      into a pointer, shape and strides twice and padding flags (3.9 adds round_f32_to_tf32),
+      which rules_triton does not launch: descriptors need cuda:90 or newer.
+    - 3.9's TensorDescriptor(round_f32_to_tf32=True) switches fp32 to TFLOAT32 at launch; the
+      C API has no such flag (TensorDescriptor's default, False, is what is encoded).
+    """
+    descs = [a for a in sig.args if not a.is_constexpr and a.type.startswith("tensordesc")]
+    if not descs:
+        return ()
+    if target.is_hip or not meta or len(meta) != len(descs):
+        raise UserError(f"internal error: triton lowered {len(meta or ())} of the {len(descs)} "
+                        f"tensor descriptor(s) to TMA for {target}; rules_triton launches host "
+                        "descriptors through TMA only (cuda:90 or newer)")
+    infos = []
+    for a, m in zip(descs, meta):
+        if m.get("fp4_padded") or m.get("is_im2col"):
+            raise UserError(f"tensor descriptor {a.name!r}: triton lowered it as "
+                            f"{'fp4-padded' if m.get('fp4_padded') else 'im2col'}, which the "
+                            "rules_triton launcher does not encode; use a plain tiled descriptor")
+        infos.append(TmaInfo(data_type=TMA_DTYPE_DEVICE_TO_HOST[int(m["elem_type"])],
+                             elem_size=int(m["elem_size"]), swizzle=int(m["swizzle"]),
+                             box=tuple(int(b) for b in m["block_size"])))
+    return tuple(infos)
 
 
 # --------------------------------------------------------------------------- errors

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from triton_aot import abi, c_syntax
+from triton_aot import abi, c_syntax, signature
 from triton_aot.errors import UserError
 
 FORMAT = "rules_triton.variant.v2"
@@ -58,15 +58,42 @@ class Target:
         return {"backend": self.backend, "arch": self.arch, "warp_size": self.warp_size}
 
 
+# cuTensorMapEncodeTiled's CUtensorMapSwizzle values (NONE, 32B, 64B, 128B) and the
+# CUtensorMapDataType values Triton's launcher may pass (its TMA_DTYPE_DEVICE_TO_HOST range).
+TMA_SWIZZLES = (0, 1, 2, 3)
+TMA_DATA_TYPES = range(0, 16)
+TMA_ELEM_SIZES = (1, 2, 4, 8)
+TMA_MAX_BOX = 256  # cuTensorMapEncodeTiled: every box dimension is at most 256 elements
+
+
+@dataclass(frozen=True)
+class TmaInfo:
+    """How the launcher encodes one host tensor descriptor's CUtensorMap: what triton.compile
+    decided (its `tensordesc_meta`, triton_adapter.tma_infos), in Triton's order (outermost
+    dimension first). The rest of the encoding is fixed, as in Triton's launcher: interleave
+    none, L2 promotion 128B, element strides 1, out-of-bounds fill none (padding="zero")."""
+
+    data_type: int  # CUtensorMapDataType (host enum)
+    elem_size: int  # bytes per element
+    swizzle: int  # CUtensorMapSwizzle
+    box: tuple[int, ...]  # the TMA box: the block shape, each dim clamped to 256 by Triton
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"data_type": self.data_type, "elem_size": self.elem_size,
+                "swizzle": self.swizzle, "box": list(self.box)}
+
+
 @dataclass(frozen=True)
 class Arg:
-    """One kernel parameter. Runtime args have a type and a hint; constexprs a value."""
+    """One kernel parameter. Runtime args have a type and a hint; constexprs a value; host
+    tensor descriptors (`tensordesc<fp16[64, 64]>`) their TMA encoding."""
 
     name: str
-    type: str  # canonical Triton type ("*fp16", "i32"), or "constexpr"
+    type: str  # canonical Triton type ("*fp16", "i32", "tensordesc<fp16[64, 64]>"), or "constexpr"
     hint: int | None = None  # 16, 1 or None
     value: JsonValue = None  # constexprs only
     value_repr: str | None = None  # constexprs only: canonical source spelling
+    tma: TmaInfo | None = None  # tensor descriptors only
 
     @property
     def is_constexpr(self) -> bool:
@@ -77,13 +104,34 @@ class Arg:
         return self.type.startswith("*")
 
     @property
+    def is_tensordesc(self) -> bool:
+        return signature.is_tensordesc(self.type)
+
+    @property
+    def desc(self) -> "signature.TensorDescType":
+        return signature.parse_tensordesc(self.type, f"argument {self.name!r}")
+
+    @property
     def c_type(self) -> abi.CType:
         return abi.c_type(self.type)
+
+    @property
+    def c_params(self) -> tuple[tuple[str, str], ...]:
+        """(C type, C name) of the C API parameters this argument is: one, or for a tensor
+        descriptor its base pointer, shape and strides (signature.tensordesc_c_names)."""
+        if self.is_tensordesc:
+            rank = self.desc.rank
+            names = signature.tensordesc_c_names(self.name, rank)
+            return tuple(zip(["CUdeviceptr"] + ["int64_t"] * (2 * rank), names))
+        return ((self.c_type.ctype, self.name),)
 
     def to_dict(self) -> dict[str, Any]:
         if self.is_constexpr:
             return {"name": self.name, "type": "constexpr", "value": self.value,
                     "value_repr": self.value_repr, "constexpr": True}
+        if self.is_tensordesc:
+            return {"name": self.name, "type": self.type, "hint": None, "constexpr": False,
+                    "tma": self.tma.to_dict() if self.tma else None}
         return {"name": self.name, "type": self.type, "ctype": self.c_type.ctype,
                 "hint": self.hint, "constexpr": False}
 
@@ -169,6 +217,11 @@ class VariantRecord:
         return device_attrs_of(self.grid_c)
 
     @property
+    def tensordescs(self) -> tuple[Arg, ...]:
+        """The host tensor descriptor arguments (each encoded by the launcher)."""
+        return tuple(a for a in self.runtime_args if a.is_tensordesc)
+
+    @property
     def launcher_args(self) -> tuple[Arg, ...]:
         """The variant launcher's C arguments and the kernel's parameters: `:1` ones omitted
         (the kernel was compiled with them as the constant 1)."""
@@ -195,8 +248,11 @@ class VariantRecord:
 
     @property
     def signature(self) -> tuple[tuple[str, str], ...]:
-        """(name, type) per parameter: must agree across the variants of a library."""
-        return tuple((a.name, a.type) for a in self.args)
+        """(name, type) per parameter: must agree across the variants of a library. A tensor
+        descriptor counts by element type and rank: its block shape may differ per algo (a
+        {CONSTEXPR} placeholder in the rule's signature) and its C API does not depend on it."""
+        return tuple((a.name, f"tensordesc<{a.desc.dtype}, rank {a.desc.rank}>"
+                      if a.is_tensordesc else a.type) for a in self.args)
 
     @property
     def algo_constexprs(self) -> dict[str, str]:
@@ -384,6 +440,10 @@ def _arg(i: int, a: Any) -> Arg:
     if not isinstance(ty, str):
         raise RecordError(f"malformed variant metadata: args[{i}] ({name}) has no string 'type'")
     abi.check_c_identifier(name, "argument name")
+    if signature.is_tensordesc(ty):
+        return _tensordesc_arg(name, ty, a)
+    if "tma" in a:
+        raise RecordError(f"argument {name!r}: only tensor descriptors have 'tma'")
     try:
         ctype = abi.c_type(ty).ctype
     except UserError:
@@ -400,6 +460,35 @@ def _arg(i: int, a: Any) -> Arg:
     return Arg(name, ty, hint)
 
 
+def _tensordesc_arg(name: str, ty: str, a: dict) -> Arg:
+    try:
+        desc = signature.parse_tensordesc(ty, f"argument {name!r}")
+    except UserError as e:
+        raise RecordError(str(e)) from None
+    if ty != desc.spelling:
+        raise RecordError(f"argument {name!r}: type {ty!r} is not the canonical {desc.spelling!r}")
+    if a.get("hint") is not None or "ctype" in a:
+        raise RecordError(f"argument {name!r}: a tensor descriptor has no hint and no ctype")
+    t = a.get("tma")
+    if not isinstance(t, dict) or set(t) != {"data_type", "elem_size", "swizzle", "box"}:
+        raise RecordError(f"argument {name!r}: 'tma' must be an object with data_type, "
+                          "elem_size, swizzle and box")
+    box = t["box"]
+    ints = [t["data_type"], t["elem_size"], t["swizzle"]] + (box if isinstance(box, list) else [])
+    if any(isinstance(v, bool) or not isinstance(v, int) for v in ints):
+        raise RecordError(f"argument {name!r}: 'tma' fields must be integers")
+    if (t["data_type"] not in TMA_DATA_TYPES or t["elem_size"] not in TMA_ELEM_SIZES
+            or t["swizzle"] not in TMA_SWIZZLES):
+        raise RecordError(f"argument {name!r}: tma {t!r} is not a TMA encoding "
+                          "(data_type 0-15, elem_size 1/2/4/8, swizzle 0-3)")
+    if (not isinstance(box, list) or len(box) != desc.rank
+            or not all(1 <= b <= TMA_MAX_BOX and b <= blk for b, blk in zip(box, desc.block))):
+        raise RecordError(f"argument {name!r}: tma box {box!r} does not fit the block "
+                          f"{list(desc.block)} (one entry per dimension, 1 to {TMA_MAX_BOX})")
+    return Arg(name, ty, None, tma=TmaInfo(t["data_type"], t["elem_size"], t["swizzle"],
+                                           tuple(box)))
+
+
 # Register cap per thread (ptxas .maxnreg): what the register file allows a thread.
 MAXNREG_MIN, MAXNREG_MAX = 16, 255
 
@@ -409,7 +498,7 @@ def _launch_args(value: Any, args: tuple[Arg, ...]) -> tuple[Arg, ...]:
     if not isinstance(value, list):
         raise RecordError(f"launch_args must be a list, got {value!r}")
     out: list[Arg] = []
-    names = {a.name for a in args}
+    names = {a.name for a in args} | {n for a in args if a.is_tensordesc for _, n in a.c_params}
     for i, a in enumerate(value):
         if not isinstance(a, dict) or not isinstance(a.get("name"), str) or set(a) - {
                 "name", "type", "ctype"}:
@@ -453,6 +542,14 @@ def _from_dict(d: dict) -> VariantRecord:
         if a.name in seen:
             raise RecordError(f"argument name {a.name!r} appears twice")
         seen.add(a.name)
+    c_names: set[str] = set()
+    for a in args:
+        for _, c_name in (() if a.is_constexpr else a.c_params):
+            if c_name in c_names or (c_name != a.name and c_name in seen):
+                raise RecordError(f"C parameter name {c_name!r} (of argument {a.name!r}) "
+                                  "appears twice")
+            abi.check_c_identifier(c_name, "C parameter name")
+            c_names.add(c_name)
     t = d["target"]
     if not isinstance(t, dict):
         raise RecordError("malformed variant metadata: 'target' is not an object")
@@ -467,6 +564,8 @@ def _from_dict(d: dict) -> VariantRecord:
     else:
         raise RecordError(f"target backend {backend!r} is not supported (cuda or hip)")
     target = Target(backend, arch, _int(t, "warp_size", 1))
+    if any(a.is_tensordesc for a in args) and (target.is_hip or target.arch < 90):
+        raise RecordError(f"host tensor descriptors need TMA (cuda:90 or newer), not {target}")
     if target.is_hip and (d.get("ptx_embedded") or d.get("ptx_file") is not None):
         raise RecordError("a hip variant cannot embed PTX (ptx_embedded/ptx_file are CUDA only)")
     algo_index = d.get("algo_index")

@@ -3,8 +3,10 @@
 # Every example triton_kernel_library in //kernels (the C API prefix equals the target name).
 KERNELS = [
     "add",
+    "attention_tma",
     "big_smem",
     "matmul",
+    "matmul_tma",
     "scalars",
     "scale",
     "softmax",

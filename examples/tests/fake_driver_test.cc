@@ -19,8 +19,10 @@
 #include <vector>
 
 #include "kernels/add.h"
+#include "kernels/attention_tma.h"
 #include "kernels/big_smem.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_tma.h"
 #include "kernels/scale.h"
 
 namespace {
@@ -60,7 +62,21 @@ struct FakeLaunch {
   unsigned char param_bytes[32][8];
 };
 
+struct FakeTmaEncode {
+  int seq;
+  int data_type;
+  unsigned int rank;
+  unsigned long long address;
+  unsigned long long dims[5];
+  unsigned long long strides[5];
+  unsigned int box[5];
+  unsigned int elem_strides[5];
+  int interleave, swizzle, l2_promotion, oob_fill;
+};
+
 struct Fake {
+  int (*num_tma_encodes)();
+  int (*get_tma_encode)(int, FakeTmaEncode*);
   void (*reset)();
   void (*set_device)(int, int, int, int);
   CUcontext (*create_context)(int);
@@ -160,7 +176,9 @@ int main(int argc, char** argv) {
       !Resolve(lib, "fake_cuda_create_context", &fake.create_context) ||
       !Resolve(lib, "fake_cuda_set_current", &fake.set_current) || !Resolve(lib, "fake_cuda_num_loads", &fake.num_loads) ||
       !Resolve(lib, "fake_cuda_get_load", &fake.get_load) || !Resolve(lib, "fake_cuda_num_launches", &fake.num_launches) ||
-      !Resolve(lib, "fake_cuda_get_launch", &fake.get_launch) || !Resolve(lib, "fake_cuda_call_count", &fake.call_count)) {
+      !Resolve(lib, "fake_cuda_get_launch", &fake.get_launch) || !Resolve(lib, "fake_cuda_call_count", &fake.call_count) ||
+      !Resolve(lib, "fake_cuda_num_tma_encodes", &fake.num_tma_encodes) ||
+      !Resolve(lib, "fake_cuda_get_tma_encode", &fake.get_tma_encode)) {
     return 2;
   }
 
@@ -250,6 +268,80 @@ int main(int argc, char** argv) {
   Check(add(nullptr, a, b, c, 1024, 0) == CUDA_SUCCESS, "add again");
   Check(after_first == loads + 1 && fake.num_loads() == after_first, "add loads its module once per context");
   Check(scale(nullptr, a, c, 3.0f, 1000, 0) == CUDA_SUCCESS, "scale with an fp32 scalar");
+
+  // Host tensor descriptors (TMA): the encodes Triton's compile decided (fp16, 128-byte swizzle,
+  // the block shapes as boxes), innermost dimension first, reused while the arguments stay.
+  {
+    fake.set_current(ctx[0]);
+    const int Z = 2, H = 3, NC = 256, D = 64;
+    const long long rows = (long long)Z * H * NC;
+    const CUdeviceptr q = 0x1000000, k = 0x2000000, v = 0x3000000, o = 0x4000000;
+    int encodes = fake.num_tma_encodes();
+    auto attention = [&](CUdeviceptr qb, int algo) {
+      return attention_tma(nullptr, qb, rows, D, D, 1, k, rows, D, D, 1, v, rows, D, D, 1, o, rows, D, D, 1,
+                           0.125f, Z, H, NC, algo);
+    };
+    Check(attention(q, 0) == CUDA_SUCCESS, "attention_tma launches");
+    Check(fake.num_tma_encodes() == encodes + 4, "attention_tma encodes its 4 descriptors");
+    const unsigned int boxes[4][2] = {{64, 128}, {64, 64}, {64, 64}, {64, 128}};  // {HEAD_DIM, rows}
+    const CUdeviceptr bases[4] = {q, k, v, o};
+    for (int i = 0; i < 4 && fake.num_tma_encodes() == encodes + 4; ++i) {
+      FakeTmaEncode e{};
+      fake.get_tma_encode(encodes + i, &e);
+      std::string what = "attention_tma descriptor " + std::to_string(i);
+      Check(e.data_type == CU_TENSOR_MAP_DATA_TYPE_FLOAT16 && e.rank == 2 && e.address == bases[i], what + ": fp16, rank 2, base");
+      Check(e.dims[0] == (unsigned long long)D && e.dims[1] == (unsigned long long)rows, what + ": dims innermost first");
+      Check(e.strides[0] == 2ull * D, what + ": row stride in bytes");
+      Check(e.box[0] == boxes[i][0] && e.box[1] == boxes[i][1], what + ": box = block shape");
+      Check(e.swizzle == CU_TENSOR_MAP_SWIZZLE_128B && e.interleave == CU_TENSOR_MAP_INTERLEAVE_NONE &&
+                e.l2_promotion == CU_TENSOR_MAP_L2_PROMOTION_L2_128B && e.oob_fill == CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE &&
+                e.elem_strides[0] == 1 && e.elem_strides[1] == 1,
+            what + ": swizzle 128B, as Triton's launcher fills the rest");
+    }
+    FakeLaunch l{};
+    fake.get_launch(fake.num_launches() - 1, &l);
+    Check(l.grid[0] == NC / 128 && l.grid[1] == Z * H && l.block[0] == 8 * 32, "attention_tma grid (N_CTX/128, Z*H), 8 warps");
+    Check(attention(q, 1) == CUDA_SUCCESS && fake.num_tma_encodes() == encodes + 8,
+          "the causal algo's launcher has its own cached maps");
+    Check(attention(q, 1) == CUDA_SUCCESS && attention(q, 1) == CUDA_SUCCESS && fake.num_tma_encodes() == encodes + 8,
+          "repeated calls reuse the maps (no encode)");
+    Check(attention(q + 2 * D * NC, 1) == CUDA_SUCCESS && fake.num_tma_encodes() == encodes + 9,
+          "a new Q pointer: only Q is encoded again");
+    int launches_before = fake.num_launches();
+    Check(attention(q + 8, 0) == CUDA_ERROR_INVALID_VALUE, "a Q base that is not 16-byte aligned is refused");
+    Check(matmul_tma(nullptr, q, 100, 30, 30, 1, k, 30, 64, 64, 1, o, 100, 64, 64, 1, 100, 64, 30, 0) ==
+              CUDA_ERROR_INVALID_VALUE,
+          "matmul_tma: A rows of 30 fp16 (60 bytes) are not a multiple of 16 bytes: refused");
+    Check(fake.num_launches() == launches_before && fake.num_tma_encodes() == encodes + 9, "...nothing encoded or launched");
+
+    encodes = fake.num_tma_encodes();
+    const int M = 200, N = 136, K = 72;  // not multiples of the tiles: TMA pads the edges
+    Check(matmul_tma(nullptr, q, M, K, K, 1, k, K, N, N, 1, o, M, N, N, 1, M, N, K, 0) == CUDA_SUCCESS, "matmul_tma launches");
+    Check(fake.num_tma_encodes() == encodes + 3, "matmul_tma encodes A, B, C");
+    // Triton splits a row wider than the 128-byte swizzle (128 fp16 of B's and C's blocks) into
+    // 64-element boxes: the boxes come from its metadata, not from the signature's block shapes.
+    const unsigned int mm_boxes[3][2] = {{64, 128}, {64, 64}, {64, 128}};
+    for (int i = 0; i < 3 && fake.num_tma_encodes() == encodes + 3; ++i) {
+      FakeTmaEncode e{};
+      fake.get_tma_encode(encodes + i, &e);
+      Check(e.box[0] == mm_boxes[i][0] && e.box[1] == mm_boxes[i][1] && e.swizzle == CU_TENSOR_MAP_SWIZZLE_128B,
+            "matmul_tma descriptor " + std::to_string(i) + ": box and swizzle");
+    }
+    fake.get_launch(fake.num_launches() - 1, &l);
+    Check(l.grid[0] == 2 * 2, "matmul_tma grid cdiv(200,128)*cdiv(136,128)");
+    // algo 1 has 128 x 64 tiles: B's and C's descriptors get that algo's block shapes
+    encodes = fake.num_tma_encodes();
+    Check(matmul_tma(nullptr, q, M, K, K, 1, k, K, N, N, 1, o, M, N, N, 1, M, N, K, 1) == CUDA_SUCCESS, "matmul_tma algo 1");
+    Check(fake.num_tma_encodes() == encodes + 3, "matmul_tma algo 1 encodes its own maps");
+    const unsigned int mm1_boxes[3][2] = {{64, 128}, {64, 64}, {64, 128}};
+    for (int i = 0; i < 3 && fake.num_tma_encodes() == encodes + 3; ++i) {
+      FakeTmaEncode e{};
+      fake.get_tma_encode(encodes + i, &e);
+      Check(e.box[0] == mm1_boxes[i][0] && e.box[1] == mm1_boxes[i][1], "matmul_tma algo 1 descriptor " + std::to_string(i) + ": box");
+    }
+    fake.get_launch(fake.num_launches() - 1, &l);
+    Check(l.grid[0] == 2 * 3 && l.block[0] == 4 * 32, "matmul_tma algo 1 grid cdiv(200,128)*cdiv(136,64), 4 warps");
+  }
 
   std::printf("fake_driver_test: %d checks, %d failed\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;

@@ -133,7 +133,9 @@ def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots,
     else:
         args.add(ctx.attr.kernel_module, format = "--kernel_module=%s")
     args.add(ctx.attr.kernel, format = "--kernel_name=%s")
-    args.add(ctx.attr.signature, format = "--signature=%s")
+
+    # the library's signature with this algo's values in its {CONSTEXPR} placeholders
+    args.add(algo["signature"], format = "--signature=%s")
     if variant.hints:
         args.add(variant.hints, format = "--hints=%s")
     if algo["constexprs"]:

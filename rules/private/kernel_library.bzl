@@ -10,7 +10,7 @@ load("@rules_python//python:defs.bzl", "PyInfo")
 load(":actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "compile_c_library", "compile_variant", "disassemble", "link_library")
 load(":providers.bzl", "TritonKernelInfo")
 load(":toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
-load(":validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specializations", "check_targets", "signature_entries")
+load(":validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specializations", "check_targets", "check_tensordesc_targets", "signature_entries")
 
 def _import_roots(ctx):
     """sys.path roots for the kernel module and its py deps (execroot-relative)."""
@@ -63,9 +63,11 @@ def _triton_kernel_library_impl(ctx):
     toolchain = find_triton_exec_toolchain(ctx)
     c_name = check_c_name(label, "c_name", ctx.attr.c_name or ctx.label.name)
     check_c_name(label, "kernel", ctx.attr.kernel)
-    _, algo_constexprs = signature_entries(label, ctx.attr.signature)
+    _, algo_constexprs, has_tensordesc = signature_entries(label, ctx.attr.signature)
     targets, targets_attr = _targets(ctx)
     archs = check_targets(label, targets_attr, targets)
+    if has_tensordesc:
+        check_tensordesc_targets(label, targets_attr, targets, archs)
     specializations = check_specializations(label, ctx.attr.specializations)
     launch_args = check_launch_args(label, ctx.attr.launch_args)
     algos = check_algos(label, ctx.attr.algos, algo_constexprs, {
@@ -73,6 +75,7 @@ def _triton_kernel_library_impl(ctx):
         "num_stages": ctx.attr.num_stages,
         "grid": ctx.attr.grid,
         "targets": targets,
+        "signature": ctx.attr.signature,
     })
 
     kernel_file = _kernel_file(ctx)
@@ -193,11 +196,15 @@ toolchain registered with `exec_compatible_with` routes them to matching executi
             doc = """One entry per kernel parameter, in Triton's compile.py syntax: a type
 (`*fp16`, `i32`, `fp32`, ...) with optional `:16`/`:1` hints that hold for every variant, a
 literal for a constexpr fixed for all algos (`64`, `True`, `tl.float16`, `'leaky_relu'`), the
-parameter's own name for a constexpr whose value each algo sets, or `None` for an optional
-argument (as in the JIT it becomes the constant None and is no parameter of the C API).
-Upstream signature strings work as-is. The entries may stop early: the constexprs after the
-last one take their algo value, their `@triton.heuristics` value or their Python default, and
-an argument whose default is None is None.""",
+parameter's own name for a constexpr whose value each algo sets, `None` for an optional
+argument (as in the JIT it becomes the constant None and is no parameter of the C API), or a
+host tensor descriptor in Triton's spelling, `tensordesc<fp16[128, 64]>` (rank 1-5,
+power-of-two block sizes; cuda:90 and newer targets only): in the C API it becomes `NAME_base,
+NAME_shape0.., NAME_stride0..` (base pointer, then shape and strides in elements); its block
+sizes may be `{CONSTEXPR}` placeholders filled in per algo (`tensordesc<fp16[{BLOCK_M},
+{BLOCK_K}]>`). Upstream signature strings work as-is. The entries may stop early: the constexprs
+after the last one take their algo value, their `@triton.heuristics` value or their Python
+default, and an argument whose default is None is None.""",
         ),
         "specializations": attr.string_list(
             default = [""],

@@ -5,7 +5,7 @@ The compile tool checks everything again against the kernel itself (names, types
 these checks catch what can be known without Python, before any action runs.
 """
 
-load(":triton_types.bzl", "FP8_TYPES", "LITERAL_NAMES", "SCALAR_TYPES", "TYPE_ALIASES")
+load(":triton_types.bzl", "FP8_TYPES", "LITERAL_NAMES", "SCALAR_TYPES", "TENSORDESC_DTYPES", "TENSORDESC_MAX_RANK", "TYPE_ALIASES")
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
 _DIGITS = "0123456789"
@@ -80,6 +80,49 @@ def check_c_name(label, attr, name):
         _err(label, attr, "'{}' is not a C identifier; set '{}' to a name made of letters, digits and '_' (not starting with a digit)".format(name, attr))
     return name
 
+def _split_entries(label, signature):
+    """Splits at the commas outside brackets: `tensordesc<fp16[128, 64]>` is one entry."""
+    entries, depth, start = [], 0, 0
+    for i in range(len(signature)):
+        ch = signature[i]
+        if ch in "[<":
+            depth += 1
+        elif ch in "]>" and depth > 0:
+            depth -= 1
+        elif ch == "," and depth == 0:
+            entries.append(signature[start:i].strip())
+            start = i + 1
+    if depth:
+        _err(label, "signature", "entry {} ('{}') opens a '<' or '[' that is never closed; close it, e.g. tensordesc<fp16[128, 64]>".format(
+            len(entries) + 1,
+            signature[start:].split(",")[0].strip(),
+        ))
+    entries.append(signature[start:].strip())
+    return entries
+
+_TENSORDESC_FORM = "write tensordesc<DTYPE[B0, B1, ...]> with DTYPE one of {} and 1 to {} power-of-two block sizes, e.g. tensordesc<fp16[128, 64]>".format(
+    ", ".join(TENSORDESC_DTYPES),
+    TENSORDESC_MAX_RANK,
+)
+
+def _check_tensordesc(label, i, entry):
+    """The compile tool's tensordesc spelling (triton_aot/signature.py parse_tensordesc)."""
+    body = entry[len("tensordesc"):].strip()
+    ok = body.startswith("<") and body.endswith("]>") and body.count("[") == 1
+    dtype, dims = "", []
+    if ok:
+        dtype, _, rest = body[1:-2].partition("[")
+        dtype = dtype.strip()
+        dtype = TYPE_ALIASES.get(dtype, dtype)
+        dims = [d.strip() for d in rest.split(",")]
+    if not ok or dtype not in TENSORDESC_DTYPES or len(dims) < 1 or len(dims) > TENSORDESC_MAX_RANK:
+        _err(label, "signature", "entry {} ('{}') is not a tensor descriptor type; {}".format(i + 1, entry, _TENSORDESC_FORM))
+    for d in dims:
+        if d.startswith("{") and d.endswith("}") and is_identifier(d[1:-1]):
+            continue  # a {CONSTEXPR} placeholder: each algo's value (check_algos)
+        if not d.isdigit() or int(d) < 1 or (int(d) & (int(d) - 1)) != 0:
+            _err(label, "signature", "entry {} ('{}'): block size '{}' is not a power of two; {}".format(i + 1, entry, d, _TENSORDESC_FORM))
+
 def signature_entries(label, signature):
     """Splits the signature and finds the constexpr names in it.
 
@@ -88,20 +131,38 @@ def signature_entries(label, signature):
       signature: the `signature` attribute.
 
     Returns:
-      (entries, names of the constexprs that every algo must set).
+      (entries, names of the constexprs that every algo must set, whether any entry is a host
+      tensor descriptor).
     """
     if not signature.strip():
         _err(label, "signature", "is empty; give one entry per kernel parameter, e.g. \"*fp16:16, i32, BLOCK\"")
-    entries = [e.strip() for e in signature.split(",")]
+    entries = _split_entries(label, signature)
     algo_constexprs = []
+    has_tensordesc = False
     for i, entry in enumerate(entries):
         if not entry:
             _err(label, "signature", "entry {} is empty (two commas in a row?)".format(i))
+        if entry.startswith("tensordesc"):
+            _check_tensordesc(label, i, entry)
+            has_tensordesc = True
         if is_identifier(entry) and entry not in _NOT_CONSTEXPR_NAMES:
             if entry in algo_constexprs:
                 _err(label, "signature", "constexpr '{}' appears twice".format(entry))
             algo_constexprs.append(entry)
-    return entries, algo_constexprs
+    return entries, algo_constexprs, has_tensordesc
+
+def check_tensordesc_targets(label, attr, targets, archs):
+    """Host tensor descriptors are encoded as a CUtensorMap for TMA, which sm_90 introduced.
+
+    Args:
+      label: the target's label (for messages).
+      attr: where the targets come from (`targets` or the flag).
+      targets: list of target strings.
+      archs: their archs (`check_targets`).
+    """
+    for target, arch in zip(targets, archs):
+        if target.startswith("hip:") or int(arch) < 90:
+            _err(label, attr, "'{}' has no TMA, but the signature has host tensor descriptors (tensordesc<...>), which the launcher encodes as a CUtensorMap; build this library for cuda:90 or newer only (e.g. {} = [\"cuda:90\"])".format(target, attr))
 
 _HEX = "0123456789abcdef"
 
@@ -233,6 +294,22 @@ def _grid_for(label, index, template, constexprs):
         ))
     return grid
 
+def _signature_for(label, index, template, constexprs):
+    """The signature with the algo's values in its {CONSTEXPR} placeholders.
+
+    The placeholders are block sizes of tensor descriptors: `tensordesc<fp16[{BLOCK_M}, 64]>`.
+    """
+    signature = template
+    for name, value in constexprs.items():
+        signature = signature.replace("{" + name + "}", value)
+    if "{" in signature or "}" in signature:
+        _err(label, "signature", "'{}' has a {{NAME}} placeholder that is not one of algos[{}]'s constexprs ({}); a tensor descriptor's block size may name a constexpr of the signature that every algo sets".format(
+            template,
+            index,
+            ", ".join(constexprs.keys()) or "none",
+        ))
+    return signature
+
 def check_algos(label, algos, algo_constexprs, defaults):
     """Decodes `algos` (triton_algo JSON) into dicts with every field filled in.
 
@@ -241,11 +318,11 @@ def check_algos(label, algos, algo_constexprs, defaults):
       algos: the `algos` attribute (triton_algo JSON strings).
       algo_constexprs: the constexpr names of the signature (see `signature_entries`): every
         algo must set them. An algo may also set constexprs the signature leaves out.
-      defaults: dict with the library's num_warps, num_stages and grid.
+      defaults: dict with the library's num_warps, num_stages, grid, targets and signature.
 
     Returns:
       list of dicts: constexprs (name -> source spelling), num_warps, num_stages, num_ctas,
-      launch_pdl, launch_cooperative_grid, grid (placeholders filled in).
+      launch_pdl, launch_cooperative_grid, grid and signature (placeholders filled in).
     """
     if not algos:
         if algo_constexprs:
@@ -312,7 +389,8 @@ def check_algos(label, algos, algo_constexprs, defaults):
         if not grid_template:
             _err(label, "grid", "no grid: set 'grid' on the library or on algos[{}]".format(i))
         normalised["grid"] = _grid_for(label, i, grid_template, constexprs)
-        key = json.encode({k: normalised[k] for k in sorted(normalised.keys()) if k != "grid"})
+        normalised["signature"] = _signature_for(label, i, defaults["signature"], constexprs)
+        key = json.encode({k: normalised[k] for k in sorted(normalised.keys()) if k not in ("grid", "signature")})
         normalised["targets"] = algo_targets
         if key in seen:
             _err(label, "algos", "algos[{}] and algos[{}] are the same algo; remove one".format(seen[key], i))

@@ -309,3 +309,20 @@ def test_emitted_c_matches_reference_semantics(tmp_path):
         for got, (tree, values) in zip(out, cases):
             want = values[j]
             assert int(got) == want if want is not None else int(got) < 0, (_text(tree), env)
+
+
+def test_tensordesc_shape_in_the_grid():
+    """A descriptor's shape is int64 C parameters (NAME_shape0, ...): grids may use them; the
+    descriptor itself, its base and strides are not integers the grid may read."""
+    sig = bind(parse_signature("tensordesc<fp16[128, 64]>, i32, 128"),
+               [ParamInfo("a_desc", False), ParamInfo("n", False), ParamInfo("BM", True)],
+               {}, {}, "k")
+    grid = parse_grid("cdiv(a_desc_shape0, 128), a_desc_shape1", sig)
+    assert grid.c[0] == "trt_grid_cdiv((int64_t)a_desc_shape0, (int64_t)128)"
+    assert grid.c[1] == "(int64_t)a_desc_shape1"
+    with pytest.raises(UserError, match="'a_desc' is a tensor descriptor .*a_desc_shape0"):
+        parse_grid("a_desc", sig)
+    with pytest.raises(UserError, match="unknown name 'a_desc_stride0'"):
+        parse_grid("a_desc_stride0", sig)
+    with pytest.raises(UserError, match="C parameter of the tensor descriptor 'a_desc'"):
+        parse_launch_args("a_desc_shape0: i64", sig)

@@ -1,5 +1,7 @@
 """Signature / --hints / --constexprs parsing and binding (pure Python, no triton)."""
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -244,3 +246,57 @@ def test_bind_checks_annotations():
         bind(parse_signature("i32"), params, {}, {}, "k")
     # Triton canonicalises bool annotations to u1; i1 is the same kernel type
     bind(parse_signature("i1"), (ParamInfo("f", False, "u1"),), {}, {}, "k")
+
+
+# ----------------------------------------------------------------------------- tensor descriptors
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("tensordesc<fp16[128, 64]>", "tensordesc<fp16[128, 64]>"),
+    ("tensordesc<fp16[128,64]>", "tensordesc<fp16[128, 64]>"),
+    (" tensordesc < float16 [ 64 , 32 , 2 ] > ", "tensordesc<fp16[64, 32, 2]>"),
+    ("tensordesc<bf16[256]>", "tensordesc<bf16[256]>"),
+    ("tensordesc<fp8e4nv[1, 2, 4, 8, 16]>", "tensordesc<fp8e4nv[1, 2, 4, 8, 16]>"),
+    ("tensordesc<i64[16, 16]>", "tensordesc<i64[16, 16]>"),
+])
+def test_tensordesc_spellings(text, expected):
+    assert parse_signature(f"*fp32, {text}, i32") == [
+        TypedEntry("*fp32", None), TypedEntry(expected, None), TypedEntry("i32", None)]
+
+
+def test_tensordesc_commas_inside_brackets_do_not_split():
+    """The issue's example: this used to fail with "entry 5 ('tensordesc<fp16[128'): cannot
+    parse"."""
+    entries = parse_signature("*fp16, *fp16, i32, i32, tensordesc<fp16[128, 64]>, BLOCK")
+    assert len(entries) == 6 and entries[4] == TypedEntry("tensordesc<fp16[128, 64]>", None)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("tensordesc<fp16[128, 64>", "opens a '<' or '[' that is never closed"),
+    ("tensordesc<fp16>", "cannot parse the tensor descriptor"),
+    ("tensordesc<fp16[]>", "the block shape must be integers"),
+    ("tensordesc<fp16[a, 4]>", "the block shape must be integers"),
+    ("tensordesc<fp16[3]>", "block size 3 is not a power of two"),
+    ("tensordesc<fp16[0]>", "block size 0 is not a power of two"),
+    ("tensordesc<fp16[1, 1, 1, 1, 1, 1]>", "has rank 6"),
+    ("tensordesc<i1[16]>", "element type 'i1' cannot be a tensor descriptor's"),
+    ("tensordesc<int33[16]>", "element type 'int33'"),
+    ("tensordesc<fp16[2048, 1024]>", "more than Triton's 1048576"),
+    ("tensordesc<fp16[64]>:16", "a tensor descriptor takes no hint"),
+    ("tensordesc<fp16[128, 64],NVMMASharedLayout(...)>", "Gluon-layout descriptors are not"),
+    ("tensordesc_im2col<fp16[64, 64]>", "im2col"),
+])
+def test_tensordesc_errors(text, message):
+    with pytest.raises(UserError, match=re.escape(message)):
+        parse_signature(f"*fp32, {text}")
+
+
+def test_tensordesc_binds_and_names_its_c_parameters():
+    params = (ParamInfo("a_desc", False), ParamInfo("n", False))
+    sig = bind(parse_signature("tensordesc<fp16[64, 64]>, i32"), params, {}, {}, "k")
+    assert sig.args[0].type == "tensordesc<fp16[64, 64]>"
+    with pytest.raises(UserError, match="cannot take a hint|takes no hint"):
+        bind(parse_signature("tensordesc<fp16[64, 64]>, i32"), params, {"a_desc": 16}, {}, "k")
+    clash = (ParamInfo("a", False), ParamInfo("a_shape1", False))
+    with pytest.raises(UserError, match="becomes the C parameter 'a_shape1'"):
+        bind(parse_signature("tensordesc<fp16[64, 64]>, i32"), clash, {}, {}, "k")

@@ -71,3 +71,52 @@ def test_refused_target_names_the_version_and_the_ones_that_compile_it(monkeypat
     assert triton_adapter.parse_target("cuda:110").arch == 110
     with pytest.raises(UserError, match="triton 3.5, 3.6 compiles for sm_101"):
         triton_adapter.parse_target("cuda:101")
+
+
+def _compile_tma(tmp_path, kernel, signature, target="cuda:90", extra=()):
+    return subprocess.run(
+        [sys.executable, "-m", "triton_aot.compile", f"--kernel_path={KERNELS / 'tma_copy.py'}",
+         f"--kernel_name={kernel}", f"--signature={signature}", "--grid=cdiv(n, 64)",
+         "--num_warps=4", "--num_stages=1", f"--target={target}", "--symbol=tma_v",
+         f"--out_json={tmp_path / 'k.json'}", f"--out_ptx={tmp_path / 'k.ptx'}", *extra],
+        capture_output=True, text=True, cwd=tmp_path,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+
+
+def test_tensordesc_kernel_parameters_and_tma_metadata(tmp_path):
+    """What the launcher relies on, under every triton of the matrix: a host descriptor
+    parameter is a 128-byte .param (align 64) then its shape as u32 and strides as u64, and the
+    record carries Triton's TMA encoding (swizzle, element type, the box clamped to 256)."""
+    import re
+    proc = _compile_tma(tmp_path, "tma_copy_kernel",
+                        "tensordesc<fp16[64, 64]>, tensordesc<fp16[64,64]>, i32, 64, 64")
+    assert proc.returncode == 0, proc.stderr
+    ptx = (tmp_path / "k.ptx").read_text()
+    params = re.findall(r"\.param (.*?) tma_copy_kernel_param_\d+", ptx)
+    desc = [".align 64 .b8", ".u32", ".u32", ".u64", ".u64"]
+    assert [p.split(" .ptr")[0] for p in params] == desc * 2 + [".u32", ".u64", ".u64"], params
+    rec = json.loads((tmp_path / "k.json").read_text())
+    assert rec["args"][0]["type"] == "tensordesc<fp16[64, 64]>"
+    assert rec["args"][1]["type"] == "tensordesc<fp16[64, 64]>"  # canonical spelling
+    assert rec["args"][0]["tma"] == {"data_type": 6, "elem_size": 2, "swizzle": 3,
+                                     "box": [64, 64]}
+    proc = _compile_tma(tmp_path, "tma_wide_kernel", "tensordesc<fp32[512]>, i32")
+    assert proc.returncode == 0, proc.stderr
+    rec = json.loads((tmp_path / "k.json").read_text())
+    assert rec["args"][0]["tma"] == {"data_type": 7, "elem_size": 4, "swizzle": 0, "box": [256]}
+
+
+def test_tensordesc_refused_below_sm90(tmp_path):
+    proc = _compile_tma(tmp_path, "tma_wide_kernel", "tensordesc<fp32[512]>, i32",
+                        target="cuda:80")
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("error: --target: cuda:80 has no TMA, but x_desc is a host "
+                                  "tensor descriptor"), proc.stderr
+    assert "compile it for cuda:90 or newer" in proc.stderr
+
+
+def test_tma_dtype_table_matches_the_installed_triton():
+    """triton_adapter keeps its own copy of the launcher's device->host TMA element types (it
+    never imports triton's driver module); it must equal the installed triton's."""
+    from triton.backends.nvidia import driver
+    assert triton_adapter.TMA_DTYPE_DEVICE_TO_HOST == dict(driver.TMA_DTYPE_DEVICE_TO_HOST)

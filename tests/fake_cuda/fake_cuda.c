@@ -26,6 +26,7 @@
 #define MAX_FAILURES 16
 #define MAX_ENTRIES 32
 #define MAX_CAPTURING 16
+#define MAX_TMA_ENCODES 1024
 
 struct CUctx_st {
   int device;
@@ -96,6 +97,8 @@ static struct {
   int sm_count_reads[MAX_DEVICES]; /* cuDeviceGetAttribute(MULTIPROCESSOR_COUNT) per device */
   CUstream capturing[MAX_CAPTURING];
   int num_capturing;
+  fake_cuda_tma_encode tma[MAX_TMA_ENCODES];
+  int num_tma;
 } g;
 
 static __thread CUcontext tls_current;
@@ -287,6 +290,7 @@ GETTER(fake_cuda_num_loads, fake_cuda_get_load, fake_cuda_load, loads, num_modul
 GETTER(fake_cuda_num_launches, fake_cuda_get_launch, fake_cuda_launch, launches, num_launches)
 GETTER(fake_cuda_num_mem_events, fake_cuda_get_mem_event, fake_cuda_mem_event, mem, num_mem)
 GETTER(fake_cuda_num_attr_events, fake_cuda_get_attr_event, fake_cuda_attr_event, attrs, num_attrs)
+GETTER(fake_cuda_num_tma_encodes, fake_cuda_get_tma_encode, fake_cuda_tma_encode, tma, num_tma)
 
 EXPORT int fake_cuda_live_modules(const char *tag, CUcontext ctx) {
   int i, n = 0;
@@ -697,5 +701,73 @@ EXPORT CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
   g.mem[g.num_mem].bytes = 0;
   g.mem[g.num_mem].stream = stream;
   g.num_mem++;
+  RETURN(CUDA_SUCCESS);
+}
+
+/* Element size of a CUtensorMapDataType (the ones Triton passes: UINT8 .. TFLOAT32_FTZ). */
+static unsigned int tma_elem_size(int data_type) {
+  switch (data_type) {
+    case CU_TENSOR_MAP_DATA_TYPE_UINT8: return 1;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT16:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
+    case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: return 2;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT32:
+    case CU_TENSOR_MAP_DATA_TYPE_INT32:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ: return 4;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT64:
+    case CU_TENSOR_MAP_DATA_TYPE_INT64:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT64: return 8;
+    default: return 0;
+  }
+}
+
+EXPORT CUresult cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType data_type,
+                                       cuuint32_t rank, void *address, const cuuint64_t *dims,
+                                       const cuuint64_t *strides, const cuuint32_t *box,
+                                       const cuuint32_t *elem_strides,
+                                       CUtensorMapInterleave interleave,
+                                       CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+                                       CUtensorMapFloatOOBfill oob) {
+  fake_cuda_tma_encode *e;
+  unsigned int i, esize = tma_elem_size((int)data_type);
+  unsigned long long magic;
+  ENTER("cuTensorMapEncodeTiled");
+  /* no context needed, like the real one */
+  if (map == NULL || dims == NULL || box == NULL || elem_strides == NULL || esize == 0 ||
+      rank < 1 || rank > 5 || ((uintptr_t)address % 16) != 0 || (rank > 1 && strides == NULL) ||
+      (int)interleave != CU_TENSOR_MAP_INTERLEAVE_NONE || (int)swizzle < 0 ||
+      (int)swizzle > CU_TENSOR_MAP_SWIZZLE_128B || (int)l2 < 0 ||
+      (int)l2 > CU_TENSOR_MAP_L2_PROMOTION_L2_256B || (int)oob < 0 ||
+      (int)oob > CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA ||
+      (box[0] * esize) % 16 != 0 || g.num_tma >= MAX_TMA_ENCODES)
+    RETURN(CUDA_ERROR_INVALID_VALUE);
+  for (i = 0; i < rank; ++i)
+    if (dims[i] == 0 || dims[i] > (1ull << 32) || box[i] == 0 || box[i] > 256 ||
+        elem_strides[i] == 0 || elem_strides[i] > 8 ||
+        (i + 1 < rank && (strides[i] % 16 != 0 || strides[i] >= (1ull << 40))))
+      RETURN(CUDA_ERROR_INVALID_VALUE);
+  e = &g.tma[g.num_tma++];
+  memset(e, 0, sizeof *e);
+  e->seq = ++g.seq;
+  e->data_type = (int)data_type;
+  e->rank = rank;
+  e->address = (unsigned long long)(uintptr_t)address;
+  for (i = 0; i < rank; ++i) {
+    e->dims[i] = dims[i];
+    e->strides[i] = i + 1 < rank ? strides[i] : 0;
+    e->box[i] = box[i];
+    e->elem_strides[i] = elem_strides[i];
+  }
+  e->interleave = (int)interleave;
+  e->swizzle = (int)swizzle;
+  e->l2_promotion = (int)l2;
+  e->oob_fill = (int)oob;
+  memset(map, 0, sizeof *map);
+  magic = FAKE_CUDA_TMA_MAGIC | (unsigned long long)e->seq;
+  memcpy(&map->opaque[0], &magic, 8);
+  memcpy(&map->opaque[1], &e->address, 8);
   RETURN(CUDA_SUCCESS);
 }

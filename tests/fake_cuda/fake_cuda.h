@@ -148,6 +148,28 @@ typedef struct fake_cuda_attr_event {
 int fake_cuda_num_attr_events(void);
 int fake_cuda_get_attr_event(int i, fake_cuda_attr_event *out);
 
+/* cuTensorMapEncodeTiled calls that succeeded, in order, with their arguments (dimension 0 is the
+ * innermost, as the driver takes them). The fake checks what the real driver documents (rank 1-5,
+ * 16-byte aligned address, dimensions 1..2^32, rank-1 byte strides multiples of 16 below 2^40, box
+ * dimensions 1..256 with box[0] * element size a multiple of 16 bytes, element strides 1..8, enum
+ * ranges) and fails with CUDA_ERROR_INVALID_VALUE otherwise. The encoded map is not a real one: its
+ * first 8 bytes are FAKE_CUDA_TMA_MAGIC | seq and the next 8 the global address, so a launch's
+ * recorded parameter bytes say which encode it got (param_size 128). */
+#define FAKE_CUDA_TMA_MAGIC 0x7a4d000000000000ull
+typedef struct fake_cuda_tma_encode {
+  int seq;
+  int data_type;
+  unsigned int rank;
+  unsigned long long address;
+  unsigned long long dims[5];
+  unsigned long long strides[5]; /* rank - 1 entries are read, like the driver */
+  unsigned int box[5];
+  unsigned int elem_strides[5];
+  int interleave, swizzle, l2_promotion, oob_fill;
+} fake_cuda_tma_encode;
+int fake_cuda_num_tma_encodes(void);
+int fake_cuda_get_tma_encode(int i, fake_cuda_tma_encode *out);
+
 /* Real driver entry points a test program may also use. */
 CUresult cuCtxSetCurrent(CUcontext ctx);
 CUresult cuInit(unsigned int flags);

@@ -30,6 +30,7 @@ CUDA_ERROR_NOT_SUPPORTED = 801
 
 PTR = ctypes.c_uint64  # CUdeviceptr
 I32 = ctypes.c_int32
+I64 = ctypes.c_int64
 
 # Non-constexpr kernel arguments after the stream, in order (examples/kernels/*.py).
 ARGTYPES = {
@@ -41,13 +42,20 @@ ARGTYPES = {
     "scalars": [PTR, ctypes.c_bool, ctypes.c_int8, ctypes.c_int16, ctypes.c_int32, ctypes.c_int64,
                 ctypes.c_uint8, ctypes.c_uint8, ctypes.c_uint16, ctypes.c_uint32, ctypes.c_uint64,
                 ctypes.c_uint16, ctypes.c_uint16, ctypes.c_float, ctypes.c_double],
+    # a host tensor descriptor: base, shape0, shape1, stride0, stride1 (2-D)
+    "attention_tma": [PTR, I64, I64, I64, I64] * 4 + [ctypes.c_float, I32, I32, I32],
+    "matmul_tma": [PTR, I64, I64, I64, I64] * 3 + [I32, I32, I32],  # a, b, c descriptors, M, N, K
 }
 KERNELS = sorted(ARGTYPES)
 
 # What examples/kernels/BUILD.bazel declares.
 EXPECTED_ALGO_INFO = {
     "add": ["BLOCK=1024 num_warps=4 num_stages=1", "BLOCK=256 num_warps=2 num_stages=1"],
+    "attention_tma": ["HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64 CAUSAL=False num_warps=8 num_stages=3",
+                      "HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64 CAUSAL=True num_warps=8 num_stages=3"],
     "big_smem": ["BLOCK=128 num_warps=8 num_stages=1"],
+    "matmul_tma": ["BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 GROUP_M=8 num_warps=8 num_stages=3",
+                   "BLOCK_M=128 BLOCK_N=64 BLOCK_K=64 GROUP_M=8 num_warps=4 num_stages=4"],
     "matmul": [
         "BLOCK_M=128 BLOCK_N=128 BLOCK_K=32 GROUP_M=8 num_warps=4 num_stages=3",
         "BLOCK_M=64 BLOCK_N=64 BLOCK_K=32 GROUP_M=8 num_warps=4 num_stages=4",

@@ -10,6 +10,13 @@ config (bit-identical output; GPU time of back-to-back launches, AOT / JIT):
   desc_scale   device-side tensor descriptors: needs global scratch, served from the reusable
                per-stream buffer; also CUDA-graph capture + replay (scratch as graph memory
                nodes) and two host threads on two streams
+  attention_tma  attention forward over host tensor descriptors Q, K, V, O
+               (examples/kernels/attention_tma.py; full and causal), against the JIT given
+               triton.tools.tensor_descriptor.TensorDescriptor; also a launch-bound size
+  matmul_tma   TMA matmul over host descriptors A, B, C (examples/kernels/matmul_tma.py), two
+               algos with their own tiles (block shapes per algo); sizes that are not multiples of the tiles; alternating pointers and shapes
+               (the launcher's descriptor cache); a misaligned base refused with nothing written;
+               CUDA-graph capture + replay with changed input contents
 
     python3 tests/gpu_launch/run_launch_checks.py [--out DIR]
 
@@ -33,6 +40,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 KERNELS = HERE / "kernels.py"
+EXAMPLES = REPO / "examples" / "kernels"
+
+CUDA_ERROR_INVALID_VALUE = 1
 
 CUDA_SUCCESS = 0
 CUDA_ERROR_NO_BINARY_FOR_GPU = 209
@@ -55,7 +65,39 @@ LIBS = {
         kernel="desc_scale", signature="*fp32:16, *fp32:16, i32:16, i32:16, fp32, BM, BN",
         launch_args="", grid="cdiv(M, {BM}), cdiv(N, {BN})",
         algos=[({"BM": 64, "BN": 64}, 4, {})], targets=["cuda:90"]),
+    # Host tensor descriptors (the examples' kernels). The integer hints are what the JIT
+    # specialises the values below to (Z=2, H=8: none; N_CTX, M, N, K % 16 == 0: :16).
+    "attention_tma": dict(
+        path=EXAMPLES / "attention_tma.py", kernel="attn_fwd_tma",
+        signature="tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 64]>, "
+                  "tensordesc<fp16[64, 64]>, tensordesc<fp16[128, 64]>, fp32, i32, i32, i32:16, "
+                  "64, 128, 64, CAUSAL",
+        launch_args="", grid="cdiv(N_CTX, 128), Z * H",
+        algos=[({"CAUSAL": False}, 8, {}), ({"CAUSAL": True}, 8, {})], targets=["cuda:90"]),
+    # per-algo tiles: {NAME} placeholders in the signature, as in examples/kernels/BUILD.bazel
+    "matmul_tma": dict(
+        path=EXAMPLES / "matmul_tma.py", kernel="matmul_tma_kernel",
+        signature="tensordesc<fp16[{BLOCK_M}, {BLOCK_K}]>, tensordesc<fp16[{BLOCK_K}, {BLOCK_N}]>, "
+                  "tensordesc<fp16[{BLOCK_M}, {BLOCK_N}]>, i32:16, i32:16, i32:16, "
+                  "BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M",
+        launch_args="", grid="cdiv(M, {BLOCK_M}) * cdiv(N, {BLOCK_N})",
+        algos=[({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}, 8,
+                {"num_stages": 3}),
+               ({"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8}, 4,
+                {"num_stages": 4})],
+        targets=["cuda:90"]),
+    # the same kernel for sizes that are not multiples of 16 (no integer hints)
+    "matmul_tma_any": dict(
+        path=EXAMPLES / "matmul_tma.py", kernel="matmul_tma_kernel",
+        signature="tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, "
+                  "tensordesc<fp16[128, 128]>, i32, i32, i32, 128, 128, 64, 8",
+        launch_args="", grid="cdiv(M, 128) * cdiv(N, 128)",
+        algos=[({}, 8, {"num_stages": 3})], targets=["cuda:90"]),
 }
+
+
+# The host tensor descriptor checks' libraries (tma_checks).
+TMA_LIBS = ("attention_tma", "matmul_tma", "matmul_tma_any")
 
 
 def sh(cmd, **kw):
@@ -70,18 +112,21 @@ def build(name: str, spec: dict, work: Path) -> ctypes.CDLL:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     records = []
     for ai, (consts, warps, extra) in enumerate(spec["algos"]):
-        grid = spec["grid"]
+        grid, signature = spec["grid"], spec["signature"]
         for k, v in consts.items():
             grid = grid.replace("{" + k + "}", str(v))
+            signature = signature.replace("{" + k + "}", str(v))
         allowed = extra.get("algo_targets", "").split(",") if extra.get("algo_targets") else None
         for target in spec["targets"]:
             if allowed and target not in allowed:
                 continue
             sym = f"{name}_a{ai}_sm{target.split(':')[1]}"
-            cmd = [sys.executable, "-m", "triton_aot.compile", f"--kernel_path={KERNELS}",
-                   f"--kernel_name={spec['kernel']}", f"--signature={spec['signature']}",
+            cmd = [sys.executable, "-m", "triton_aot.compile",
+                   f"--kernel_path={spec.get('path', KERNELS)}",
+                   f"--kernel_name={spec['kernel']}", f"--signature={signature}",
                    "--constexprs=" + ",".join(f"{k}={v}" for k, v in consts.items()),
-                   f"--grid={grid}", f"--num_warps={warps}", "--num_stages=3",
+                   f"--grid={grid}", f"--num_warps={warps}",
+                   f"--num_stages={extra.get('num_stages', 3)}",
                    f"--target={target}", f"--symbol={sym}", f"--algo_index={ai}",
                    f"--out_json={work / sym}.json", f"--out_cubin={work / sym}.cubin"]
             if spec["launch_args"]:
@@ -129,6 +174,175 @@ def compare_times(torch, aot, jit):
     return {"aot_us": round(a * 1000, 3), "jit_us": round(j * 1000, 3), "aot_over_jit": round(a / j, 4)}
 
 
+def aot_desc(t):
+    """A tensor as the C API's descriptor arguments: base, shape..., strides... (elements)."""
+    return [t.data_ptr(), *t.shape, *t.stride()]
+
+
+def jit_desc(t, block):
+    """The same tensor as the JIT's host descriptor."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    return TensorDescriptor(t, list(t.shape), list(t.stride()), block)
+
+
+def desc_args(t, block):
+    return aot_desc(t), jit_desc(t, block)
+
+
+def tma_checks(torch, triton, libs, check, stream, p, dev):
+    """Host tensor descriptors: the examples' attention and TMA matmul, AOT vs JIT."""
+    import importlib.util
+    U64, I64, I32, F32, INT = (ctypes.c_uint64, ctypes.c_int64, ctypes.c_int32, ctypes.c_float,
+                               ctypes.c_int)
+    desc = [U64, I64, I64, I64, I64]  # base, shape0, shape1, stride0, stride1
+    libs["attention_tma"].attention_tma.argtypes = [U64] + desc * 4 + [F32, I32, I32, I32, INT]
+    libs["attention_tma"].attention_tma.restype = INT
+    for name in ("matmul_tma", "matmul_tma_any"):
+        getattr(libs[name], name).argtypes = [U64] + desc * 3 + [I32, I32, I32, INT]
+        getattr(libs[name], name).restype = INT
+
+    def load(path, name):
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+    A = load(EXAMPLES / "attention_tma.py", "attention_tma")
+    MM = load(EXAMPLES / "matmul_tma.py", "matmul_tma")
+
+    # ---- attention: Q, K, V, O (Z, H, N_CTX, 64) fp16 seen as (Z*H*N_CTX, 64)
+    def attention_case(Z, H, n_ctx, algo, label, timed=True):
+        causal = bool(algo)
+        gen = torch.Generator(device=dev).manual_seed(n_ctx + algo)
+        q, k, v = (torch.randn(Z * H * n_ctx, 64, device=dev, dtype=torch.float16,
+                               generator=gen) for _ in range(3))
+        o_a = torch.full_like(q, float("nan"))
+        o_j = torch.full_like(q, float("nan"))
+        (qa, qd), (ka, kd), (va, vd) = (desc_args(t, b) for t, b in
+                                        ((q, [128, 64]), (k, [64, 64]), (v, [64, 64])))
+        oa, odj = aot_desc(o_a), jit_desc(o_j, [128, 64])
+        s0 = stream()
+        fn = libs["attention_tma"].attention_tma
+        aot = lambda: fn(s0, *qa, *ka, *va, *oa, 0.125, Z, H, n_ctx, algo)
+        jit = lambda: A.attn_fwd_tma[(n_ctx // 128, Z * H)](
+            qd, kd, vd, odj, 0.125, Z, H, n_ctx, HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64,
+            CAUSAL=causal, num_warps=8, num_stages=3)
+        r = aot()
+        jit()
+        torch.cuda.synchronize()
+        check(f"{label}_bit_identical", r == 0 and torch.equal(o_a, o_j), status=r)
+        if timed:
+            check(f"{label}_time", True, **compare_times(torch, aot, jit))
+        return q, k, v, o_a
+    for algo in (0, 1):
+        attention_case(2, 8, 4096, algo, f"attention_tma_a{algo}")
+    # launch-bound: includes each side's host work per launch (the JIT encodes 4 maps every
+    # call; the AOT launcher reuses its cached ones)
+    attention_case(2, 2, 256, 0, "attention_tma_small")
+
+    # ---- TMA matmul
+    def mm_inputs(M, N, K, seed):
+        gen = torch.Generator(device=dev).manual_seed(seed)
+        a = torch.randn(M, K, device=dev, dtype=torch.float16, generator=gen)
+        b = torch.randn(K, N, device=dev, dtype=torch.float16, generator=gen)
+        return a, b
+
+    def mm(lib, a, b, c, algo):
+        M, K = a.shape
+        N = b.shape[1]
+        return getattr(libs[lib], lib)(stream(), *aot_desc(a), *aot_desc(b), *aot_desc(c),
+                                       M, N, K, algo)
+
+    def mm_jit(a, b, c, algo=0):
+        consts, warps, extra = LIBS["matmul_tma"]["algos"][algo]
+        bm, bn, bk = consts["BLOCK_M"], consts["BLOCK_N"], consts["BLOCK_K"]
+        M, K = a.shape
+        N = b.shape[1]
+        MM.matmul_tma_kernel[(triton.cdiv(M, bm) * triton.cdiv(N, bn),)](
+            jit_desc(a, [bm, bk]), jit_desc(b, [bk, bn]), jit_desc(c, [bm, bn]),
+            M, N, K, **consts, num_warps=warps, num_stages=extra["num_stages"])
+
+    for algo, (consts, warps, extra) in enumerate(LIBS["matmul_tma"]["algos"]):
+        bm, bn, bk = consts["BLOCK_M"], consts["BLOCK_N"], consts["BLOCK_K"]
+        M = N = K = 4096
+        a, b = mm_inputs(M, N, K, algo)
+        c_a = torch.full((M, N), float("nan"), device=dev, dtype=torch.float16)
+        c_j = torch.full_like(c_a, float("nan"))
+        (aa, ad), (ba, bd) = desc_args(a, [bm, bk]), desc_args(b, [bk, bn])
+        ca, cdj = aot_desc(c_a), jit_desc(c_j, [bm, bn])
+        s0, fn = stream(), libs["matmul_tma"].matmul_tma
+        aot = lambda: fn(s0, *aa, *ba, *ca, M, N, K, algo)
+        jit = lambda: MM.matmul_tma_kernel[(triton.cdiv(M, bm) * triton.cdiv(N, bn),)](
+            ad, bd, cdj, M, N, K, **consts, num_warps=warps, num_stages=extra["num_stages"])
+        r = aot()
+        jit()
+        torch.cuda.synchronize()
+        check(f"matmul_tma_a{algo}_bit_identical", r == 0 and torch.equal(c_a, c_j), status=r)
+        check(f"matmul_tma_a{algo}_time", True, **compare_times(torch, aot, jit))
+
+    # sizes that are not multiples of the tiles (or of 16): TMA pads loads, clips stores
+    ok, statuses = True, []
+    for (M, N, K) in ((1000, 1000, 1000), (200, 136, 72), (129, 8, 520)):
+        a, b = mm_inputs(M, N, K, M)
+        c_a = torch.full((M, N), float("nan"), device=dev, dtype=torch.float16)
+        c_j = torch.full_like(c_a, float("nan"))
+        statuses.append(mm("matmul_tma_any", a, b, c_a, 0))
+        mm_jit(a, b, c_j)
+        torch.cuda.synchronize()
+        ok = ok and statuses[-1] == 0 and torch.equal(c_a, c_j)
+    check("matmul_tma_ragged_sizes_bit_identical", ok, statuses=statuses)
+
+    # alternating pointers and shapes: the launcher's cached maps must follow every change
+    cases = [mm_inputs(512, 256, 384, 1), mm_inputs(256, 512, 128, 2)]
+    want = []
+    for a, b in cases:
+        c = torch.empty(a.shape[0], b.shape[1], device=dev, dtype=torch.float16)
+        mm_jit(a, b, c)
+        want.append(c)
+    ok, statuses = True, []
+    for i in range(10):
+        a, b = cases[i % 2]
+        c = torch.full((a.shape[0], b.shape[1]), float("nan"), device=dev, dtype=torch.float16)
+        statuses.append(mm("matmul_tma", a, b, c, 0))
+        torch.cuda.synchronize()
+        ok = ok and statuses[-1] == 0 and torch.equal(c, want[i % 2])
+    check("matmul_tma_alternating_descriptors", ok, statuses=sorted(set(statuses)))
+
+    # a base that TMA cannot address (2 bytes into A): refused, nothing written
+    a, b = mm_inputs(256, 256, 256, 3)
+    flat = torch.zeros(256 * 256 + 8, device=dev, dtype=torch.float16)
+    a_off = flat[1:1 + 256 * 256].view(256, 256)
+    c = torch.full((256, 256), 7.0, device=dev, dtype=torch.float16)
+    r = mm("matmul_tma", a_off, b, c, 0)
+    torch.cuda.synchronize()
+    check("matmul_tma_misaligned_base_refused",
+          r == CUDA_ERROR_INVALID_VALUE and bool(torch.all(c == 7.0)), status=r)
+
+    # CUDA graph: capture two descriptor launches, replay after changing the inputs' contents
+    M = N = K = 1024
+    a1, b1 = mm_inputs(M, N, K, 11)
+    a2, b2 = mm_inputs(M, N, K, 12)
+    c1 = torch.empty(M, N, device=dev, dtype=torch.float16)
+    c2 = torch.empty_like(c1)
+    g = torch.cuda.CUDAGraph()
+    statuses = []
+    with torch.cuda.graph(g):
+        statuses.append(mm("matmul_tma", a1, b1, c1, 0))
+        statuses.append(mm("matmul_tma", a2, b2, c2, 1))
+    ok = statuses == [0, 0]
+    for rnd in range(3):
+        for t in (a1, b1, a2, b2):
+            t.copy_(torch.randn(t.shape, device=dev, dtype=torch.float16))
+        c1.fill_(float("nan"))
+        c2.fill_(float("nan"))
+        g.replay()
+        j1, j2 = torch.empty_like(c1), torch.empty_like(c2)
+        mm_jit(a1, b1, j1, 0)
+        mm_jit(a2, b2, j2, 1)
+        torch.cuda.synchronize()
+        ok = ok and torch.equal(c1, j1) and torch.equal(c2, j2)
+    check("matmul_tma_graph_replay", ok, statuses=statuses)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT") or str(HERE / "results"))
@@ -154,7 +368,15 @@ def main() -> int:
 
     work = Path(tempfile.mkdtemp(prefix="trt_launch_"))
     t0 = time.time()
-    libs = {name: build(name, spec, work) for name, spec in LIBS.items()}
+    libs = {}
+    for name, spec in LIBS.items():
+        if name in TMA_LIBS:  # new: a failure here must not stop the checks above
+            try:
+                libs[name] = build(name, spec, work)
+            except Exception as e:  # noqa: BLE001 (reported as a failed check)
+                check(f"{name}_build", False, error=str(e)[-2000:])
+        else:
+            libs[name] = build(name, spec, work)
     results["build_seconds"] = round(time.time() - t0, 1)
     U64, I32, F32, INT = ctypes.c_uint64, ctypes.c_int32, ctypes.c_float, ctypes.c_int
     libs["rmsnorm"].rmsnorm.argtypes = [U64, U64, U64, U64, I32, I32, F32, I32, INT]
@@ -302,6 +524,13 @@ def main() -> int:
     for t in threads:
         t.join()
     check("desc_scale_two_threads_two_streams", not errors, errors=errors[:5])
+
+    if all(name in libs for name in TMA_LIBS):
+        try:
+            tma_checks(torch, triton, libs, check, stream, p, dev)
+        except Exception:  # noqa: BLE001 (recorded; the results of the others are still written)
+            import traceback
+            check("tma_checks_completed", False, error=traceback.format_exc()[-4000:])
 
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -71,3 +71,13 @@ def run_prog(tmp_path, fake_dir):
         return harness.run_program(exe, args, fake_dir=fake, check=check)
 
     return _run
+
+
+@pytest.fixture(scope="session")
+def tma_lib(tmp_path_factory):
+    return harness.build(tmp_path_factory.mktemp("tma"), "tma", libs.tma_variants())
+
+
+@pytest.fixture(scope="session")
+def tma3d_lib(tmp_path_factory):
+    return harness.build(tmp_path_factory.mktemp("tma3d"), "tma3d", libs.tma3d_variants())

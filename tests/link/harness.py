@@ -110,6 +110,15 @@ def arg(name: str, ty: str, hint: int | None = None) -> dict:
     return a
 
 
+def tensordesc(name: str, dtype: str, block: list[int], *, data_type: int, elem_size: int,
+               swizzle: int, box: list[int] | None = None) -> dict:
+    """A host tensor descriptor argument with the TMA encoding triton.compile would record."""
+    return {"name": name, "type": f"tensordesc<{dtype}[{', '.join(map(str, block))}]>",
+            "hint": None, "constexpr": False,
+            "tma": {"data_type": data_type, "elem_size": elem_size, "swizzle": swizzle,
+                    "box": list(box or block)}}
+
+
 def constexpr(name: str, value) -> dict:
     return {"name": name, "type": "constexpr", "value": value, "value_repr": repr(value),
             "constexpr": True}
@@ -177,8 +186,13 @@ def write_record(out_dir: Path, meta: dict, cubin: bytes | None = None,
 
 def fake_image(meta: dict, kind: str = "cubin", tag: str | None = None) -> bytes:
     """A fake driver image naming the variant, its target and its kernel parameter sizes."""
-    sizes = [8 if a["type"].startswith("*") else PARAM_SIZE[a["type"]]
-             for a in launcher_args(meta)] + [8, 8]
+    sizes = []
+    for a in VariantRecord.from_dict(meta).launcher_args:
+        if a.is_tensordesc:  # the CUtensorMap, the shape as i32, the strides as i64
+            sizes += [128] + [4] * a.desc.rank + [8] * a.desc.rank
+        else:
+            sizes.append(8 if a.is_pointer else PARAM_SIZE[a.type])
+    sizes += [8, 8]
     tag = tag or (meta["symbol"] + (".ptx" if kind == "ptx" else ""))
     return (f"TRTFAKE1 tag={tag} kind={kind} sm={meta['target']['arch']} "
             f"name={meta['kernel_name']} params={','.join(map(str, sizes))}\n").encode()

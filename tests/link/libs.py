@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness import arg, constexpr, variant
+from harness import arg, constexpr, tensordesc, variant
 
 
 def add_args(block: int, *, x=None, y=None, out=None, n=None, stride=None) -> list[dict]:
@@ -103,3 +103,33 @@ SCALAR_TYPES = ["i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64"
 def types_variants() -> list[dict]:
     args = [arg("p", "*fp32")] + [arg(f"a_{t}", t) for t in SCALAR_TYPES]
     return [variant("types_sm90", args, kernel_name="types_kernel", arch=90)]
+
+
+def tma_variants() -> list[dict]:
+    """Host tensor descriptors: `tma(a_desc, c_desc, n, scale, BLOCK)` with a_desc a 2-D fp16
+    descriptor (block [64, 32], 64-byte swizzle) and c_desc a 1-D fp32 one whose block 512 Triton
+    clamps to a 256 box (C API: stream, a_desc_base, a_desc_shape0, a_desc_shape1,
+    a_desc_stride0, a_desc_stride1, c_desc_base, c_desc_shape0, c_desc_stride0, n, scale,
+    algo_id). Algo 0 grid (n), with an n%16 variant; algo 1 the same kernel with a 128B swizzle
+    and a 3-D bf16 descriptor in a_desc's place is another library (tma3d)."""
+    def args(n=None, rows=64):
+        return [tensordesc("a_desc", "fp16", [rows, 32], data_type=6, elem_size=2, swizzle=2),
+                tensordesc("c_desc", "fp32", [512], data_type=7, elem_size=4, swizzle=0,
+                           box=[256]),
+                arg("n", "i32", n), arg("scale", "fp32"), constexpr("BLOCK", rows)]
+    common = dict(kernel_name="tma_kernel", arch=90, grid_c=("(int64_t)n", "1", "1"))
+    return [variant("tma_d16", args(16), algo_index=0, **common),
+            variant("tma_gen", args(), algo_index=0, **common),
+            # another algo with another block shape (the rule's tensordesc<fp16[{BLOCK}, 32]>):
+            # the same C API, its own box
+            variant("tma_a1", args(rows=128), algo_index=1, **common)]
+
+
+def tma3d_variants() -> list[dict]:
+    """A 3-D bf16 descriptor with a 128-byte swizzle: `tma3d(x_desc)`, grid over its shape
+    (x_desc_shape0, cdiv(x_desc_shape1, 16))."""
+    return [variant("tma3d", [tensordesc("x_desc", "bf16", [2, 16, 64], data_type=9,
+                                         elem_size=2, swizzle=3)],
+                    kernel_name="tma3d_kernel", arch=90, algo_index=0,
+                    grid_c=("(int64_t)x_desc_shape0",
+                            "trt_grid_cdiv((int64_t)x_desc_shape1, (int64_t)16)", "(int64_t)1"))]

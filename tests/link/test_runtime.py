@@ -130,10 +130,12 @@ def test_scratch_per_launch_without_stream_ids(feat_lib, run_prog, fake_dir_no_c
 @pytest.mark.parametrize("name,metas,prog", [
     ("feat", libs.feature_variants, "scratch.c"),
     ("rows", libs.launch_variants, "launch.c"),
+    ("tma", libs.tma_variants, "tma.c"),
 ])
 def test_scratch_and_attribute_caches_under_thread_sanitizer(tmp_path, fake_dir, name, metas,
                                                              prog):
-    """The per-stream scratch slots and the per-context attribute cache are race-free."""
+    """The per-stream scratch slots, the per-context attribute cache and the per-thread tensor
+    descriptor caches are race-free."""
     probe = tmp_path / "probe.c"
     probe.write_text("int main(void) { return 0; }\n")
     if subprocess.run([harness.cc(), "-fsanitize=thread", probe, "-o", tmp_path / "probe"],

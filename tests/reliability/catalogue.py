@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 LAYERS = ("rule attribute", "compile flag", "link flag", "signature", "grid", "kernel",
-          "link input")
-TOOLS = ("compile", "link", "rule")
+          "link input", "launch call")
+TOOLS = ("compile", "link", "rule", "runtime")
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,9 @@ class Case:
     variants: tuple = ()
     # rule: Starlark attribute overrides over rule_failures.bzl's good library
     attrs: str = ""
+    # runtime: the descriptor arguments of one call of RUNTIME_LIB (base offset from a 16-byte
+    # aligned address, shape0, shape1, stride0, stride1), against the fake driver
+    call: str = ""
     needs_fix: str = ""  # the product change the expected message waits for ("" = none)
 
 
@@ -522,6 +525,7 @@ LINK_ARGS = {
                   ("BLOCK", "constexpr", 64)],
     "copy_generic": [("x_ptr", "*fp32", None), ("out_ptr", "*fp32", None), ("n", "i32", None),
                      ("BLOCK", "constexpr", 64)],
+    "desc": [("in_desc", "tensordesc<fp32[64]>", None), ("out_desc", "tensordesc<fp32[64]>", None)],
 }
 LINK_BASE = {"name": "copy", "out_c": "{OUT}/copy.c", "out_h": "{OUT}/copy.h"}
 
@@ -926,7 +930,108 @@ RULE_CASES += [
          attrs='signature = "*fp32, *fp32, f32, BLOCK"'),
 ]
 
-CASES = COMPILE_CASES + LINK_CASES + RULE_CASES
+# ----------------------------------------------------------------------------- host tensor descriptors
+
+_DESC = {"kernel_name": "desc_copy_kernel", "constexprs": None, "grid": "1",
+         "signature": "tensordesc<fp32[64]>, tensordesc<fp32[64]>", "target": "cuda:90",
+         "symbol": "desc_copy"}
+_TENSORDESC_FORM = "write tensordesc<DTYPE[B0, B1, ...]>"
+
+COMPILE_CASES += [
+    Case("sig_tensordesc_malformed", "signature", "compile",
+         "a tensor descriptor without its block shape: `tensordesc<fp32>`",
+         ("--signature entry 1 ('tensordesc<fp32>')", "cannot parse the tensor descriptor"),
+         (_TENSORDESC_FORM, "e.g. tensordesc<fp16[128, 64]>"),
+         flags=dict(_DESC, signature="tensordesc<fp32>, tensordesc<fp32[64]>")),
+    Case("sig_tensordesc_unclosed", "signature", "compile",
+         "an unclosed block shape: `tensordesc<fp16[128, 64>` (the comma stays inside)",
+         ("--signature: entry 1 ('tensordesc<fp16[128') opens a '<' or '[' that is never "
+          "closed",), ("close it, e.g. tensordesc<fp16[128, 64]>",),
+         flags=dict(_DESC, signature="tensordesc<fp16[128, 64>, tensordesc<fp32[64]>")),
+    Case("sig_tensordesc_block_not_pow2", "signature", "compile",
+         "a block size that is not a power of two: `tensordesc<fp32[48]>`",
+         ("--signature entry 2", "block size 48 is not a power of two"), (_TENSORDESC_FORM,),
+         flags=dict(_DESC, signature="tensordesc<fp32[64]>, tensordesc<fp32[48]>")),
+    Case("sig_tensordesc_dtype", "signature", "compile",
+         "a bool tensor descriptor: `tensordesc<i1[64]>`",
+         ("--signature entry 1", "element type 'i1' cannot be a tensor descriptor's"),
+         ("DTYPE one of i8, i16",),
+         flags=dict(_DESC, signature="tensordesc<i1[64]>, tensordesc<fp32[64]>")),
+    Case("sig_tensordesc_hint", "signature", "compile",
+         "a hint on a tensor descriptor: `tensordesc<fp32[64]>:16`",
+         ("--signature entry 1", "a tensor descriptor takes no hint"),
+         ("checks its base and strides for TMA's 16-byte alignment itself",),
+         flags=dict(_DESC, signature="tensordesc<fp32[64]>:16, tensordesc<fp32[64]>")),
+    Case("tensordesc_below_sm90", "compile flag", "compile",
+         "host tensor descriptors compiled for `--target=cuda:80` (no TMA)",
+         ("--target: cuda:80 has no TMA", "in_desc, out_desc are host tensor descriptors"),
+         ("compile it for cuda:90 or newer",),
+         flags=dict(_DESC, target="cuda:80", symbol="desc_copy_sm80")),
+    Case("tensordesc_c_name_clash", "signature", "compile",
+         "descriptor `x` next to a parameter named `x_base` (the descriptor's C base pointer)",
+         ("tensor descriptor 'x' becomes the C parameter 'x_base'",
+          "clashes with parameter 'x_base'"), ("rename one of them",),
+         flags=dict(_DESC, kernel_name="desc_clash_kernel",
+                    signature="tensordesc<fp32[64]>, *fp32")),
+]
+
+LINK_CASES += [
+    Case("link_tensordesc_without_tma", "link input", "link",
+         "a record whose tensor descriptor has no TMA encoding (`tma` missing)",
+         ("argument 'in_desc': 'tma' must be an object",),
+         ("regenerate it with triton_aot.compile",),
+         variants=(_v("desc_sm90", args="desc", kernel_name="desc_copy_kernel",
+                      arg_set={0: {"tma": None}}),)),
+]
+
+RULE_CASES += [
+    Case("rule_tensordesc_malformed", "rule attribute", "rule",
+         "`signature = \"tensordesc<fp32>, ...\"` (no block shape)",
+         ("attribute 'signature': entry 1 ('tensordesc<fp32>') is not a tensor descriptor type",),
+         (_TENSORDESC_FORM,),
+         attrs='signature = "tensordesc<fp32>, *fp32, i32, BLOCK"'),
+    Case("rule_tensordesc_block_not_pow2", "rule attribute", "rule",
+         "`signature = \"tensordesc<fp16[128, 48]>, ...\"`",
+         ("attribute 'signature': entry 1 ('tensordesc<fp16[128, 48]>'): block size '48' is not "
+          "a power of two",), (_TENSORDESC_FORM,),
+         attrs='signature = "tensordesc<fp16[128, 48]>, *fp32, i32, BLOCK"'),
+    Case("rule_tensordesc_placeholder_unknown", "rule attribute", "rule",
+         "a block-size placeholder `{BM}` that no algo sets",
+         ("attribute 'signature'", "has a {NAME} placeholder that is not one of algos[0]'s "
+          "constexprs (BLOCK)"), ("may name a constexpr of the signature that every algo sets",),
+         attrs='signature = "tensordesc<fp32[{BM}]>, *fp32, i32, BLOCK", targets = ["cuda:90"]'),
+    Case("rule_tensordesc_below_sm90", "rule attribute", "rule",
+         "a tensor descriptor in the signature and `targets = [\"cuda:80\", \"cuda:90\"]`",
+         ("attribute 'targets': 'cuda:80' has no TMA",
+          "the signature has host tensor descriptors"),
+         ("build this library for cuda:90 or newer only", 'targets = [\"cuda:90\"]'),
+         attrs='signature = "tensordesc<fp32[64]>, *fp32, i32, BLOCK", '
+               'targets = ["cuda:80", "cuda:90"]'),
+]
+
+# runtime: one call of a library with `x_desc: tensordesc<fp16[64, 64]>` (box [64, 64]) and
+# `n: i32`, over the fake CUDA driver; the call must return the status the culprit names and
+# launch nothing (test_catalogue.py prints "returned STATUS; L launches, E encodes").
+_REFUSED = ("returned CUDA_ERROR_INVALID_VALUE", "0 launches, 0 encodes")
+RUNTIME_CASES = [
+    Case("runtime_tensordesc_misaligned_base", "launch call", "runtime",
+         "descriptor base 8 bytes past a 16-byte boundary",
+         _REFUSED[:1], _REFUSED[1:], call="8 256 256 256 1"),
+    Case("runtime_tensordesc_stride_not_16_bytes", "launch call", "runtime",
+         "row stride of 100 fp16 (200 bytes, not a multiple of 16)",
+         _REFUSED[:1], _REFUSED[1:], call="0 256 100 100 1"),
+    Case("runtime_tensordesc_last_stride", "launch call", "runtime",
+         "last dimension not contiguous (last stride 2)",
+         _REFUSED[:1], _REFUSED[1:], call="0 256 128 256 2"),
+    Case("runtime_tensordesc_empty_dimension", "launch call", "runtime",
+         "a dimension of 0",
+         _REFUSED[:1], _REFUSED[1:], call="0 0 256 256 1"),
+    Case("runtime_tensordesc_dimension_beyond_int32", "launch call", "runtime",
+         "a dimension of 2^31 (the kernel gets the shape as int32)",
+         _REFUSED[:1], _REFUSED[1:], call="0 2147483648 64 64 1"),
+]
+
+CASES = COMPILE_CASES + LINK_CASES + RULE_CASES + RUNTIME_CASES
 
 
 def by_id() -> dict:
@@ -943,3 +1048,4 @@ def check() -> None:
         assert c.tool in TOOLS, (c.id, c.tool)
         assert c.culprit and c.fix, c.id
         assert c.tool != "rule" or c.attrs, c.id
+        assert (c.tool == "runtime") == bool(c.call), c.id

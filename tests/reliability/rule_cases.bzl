@@ -216,4 +216,24 @@ RULE_CASES = [
         attrs = dict(signature = "*fp32, *fp32, f32, BLOCK"),
         expected = ["attribute 'algos': algos[0] does not set constexpr 'f32'", "'f32' is not a Triton type", "fp32"],
     ),
+    struct(
+        id = "rule_tensordesc_malformed",
+        attrs = dict(signature = "tensordesc<fp32>, *fp32, i32, BLOCK"),
+        expected = ["attribute 'signature': entry 1 ('tensordesc<fp32>') is not a tensor descriptor type", "write tensordesc<DTYPE[B0, B1, ...]>"],
+    ),
+    struct(
+        id = "rule_tensordesc_block_not_pow2",
+        attrs = dict(signature = "tensordesc<fp16[128, 48]>, *fp32, i32, BLOCK"),
+        expected = ["attribute 'signature': entry 1 ('tensordesc<fp16[128, 48]>'): block size '48' is not a power of two", "write tensordesc<DTYPE[B0, B1, ...]>"],
+    ),
+    struct(
+        id = "rule_tensordesc_placeholder_unknown",
+        attrs = dict(signature = "tensordesc<fp32[{BM}]>, *fp32, i32, BLOCK", targets = ["cuda:90"]),
+        expected = ["attribute 'signature'", "has a {NAME} placeholder that is not one of algos[0]'s constexprs (BLOCK)", "may name a constexpr of the signature that every algo sets"],
+    ),
+    struct(
+        id = "rule_tensordesc_below_sm90",
+        attrs = dict(signature = "tensordesc<fp32[64]>, *fp32, i32, BLOCK", targets = ["cuda:80", "cuda:90"]),
+        expected = ["attribute 'targets': 'cuda:80' has no TMA", "the signature has host tensor descriptors", "build this library for cuda:90 or newer only", "targets = [\"cuda:90\"]"],
+    ),
 ]

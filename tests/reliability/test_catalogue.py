@@ -43,6 +43,9 @@ def _subst(text: str, dirs: dict) -> str:
 
 
 def _arg(name, ty, hint):
+    if ty.startswith("tensordesc"):
+        return {"name": name, "type": ty, "hint": None, "constexpr": False,
+                "tma": {"data_type": 7, "elem_size": 4, "swizzle": 0, "box": [64]}}
     if ty == "constexpr":
         return {"name": name, "type": "constexpr", "value": hint, "value_repr": repr(hint),
                 "constexpr": True}
@@ -177,6 +180,108 @@ def test_link_verbose_shows_traceback(tmp_path):
     assert r["rc"] != 0
     assert "Traceback (most recent call last)" in r["stderr"], r["stderr"]
     assert "mixed kernel names" in r["stderr"]
+
+
+# ----------------------------------------------------------------------------- runtime cases
+
+RUNTIME_CASES = [c for c in catalogue.CASES if c.tool == "runtime"]
+
+# The library of the runtime cases: x_desc: tensordesc<fp16[64, 64]>, n: i32; grid (n).
+_RUNTIME_RECORD = {
+    "format": variant.FORMAT, "symbol": "desc_rt", "kernel_name": "desc_rt_kernel",
+    "kernel_file": "kernels.py", "target": {"backend": "cuda", "arch": 90, "warp_size": 32},
+    "algo_index": 0,
+    "args": [{"name": "x_desc", "type": "tensordesc<fp16[64, 64]>", "hint": None,
+              "constexpr": False,
+              "tma": {"data_type": 6, "elem_size": 2, "swizzle": 3, "box": [64, 64]}},
+             {"name": "n", "type": "i32", "ctype": "int32_t", "hint": None, "constexpr": False}],
+    "num_warps": 4, "num_stages": 3, "num_ctas": 1, "launch_cooperative_grid": False,
+    "launch_pdl": False, "shared": 0, "global_scratch_size": 0, "global_scratch_align": 1,
+    "profile_scratch_size": 0, "profile_scratch_align": 1,
+    "grid": ["n", "1", "1"], "grid_c": ["(int64_t)n", "(int64_t)1", "(int64_t)1"],
+    "triton_version": "3.6.0", "cubin_file": "desc_rt.cubin", "cubin_sha256": "0" * 64,
+    "cubin_size": 0, "ptx_embedded": False, "ptx_file": None,
+}
+# A fake-driver image: the kernel's parameters are the map, 2 x int32 shape, 2 x int64 strides,
+# n and the two scratch pointers.
+_RUNTIME_IMAGE = (b"TRTFAKE1 tag=desc_rt kind=cubin sm=90 name=desc_rt_kernel "
+                  b"params=128,4,4,8,8,4,8,8\n")
+_RUNTIME_MAIN = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "desc_rt.h"
+#include "fake_cuda.h"
+/* argv: base offset from a 16-byte aligned address, shape0, shape1, stride0, stride1 */
+int main(int argc, char **argv) {
+  const char *name = "?";
+  CUresult r;
+  if (argc != 6) return 2;
+  fake_cuda_reset();
+  fake_cuda_set_current(fake_cuda_create_context(0));
+  r = desc_rt(NULL, (CUdeviceptr)(0x100000 + strtoll(argv[1], NULL, 0)), strtoll(argv[2], NULL, 0),
+              strtoll(argv[3], NULL, 0), strtoll(argv[4], NULL, 0), strtoll(argv[5], NULL, 0), 4, 0);
+  if (r == CUDA_SUCCESS) name = "CUDA_SUCCESS";
+  if (r == CUDA_ERROR_INVALID_VALUE) name = "CUDA_ERROR_INVALID_VALUE";
+  if (r == CUDA_ERROR_NOT_SUPPORTED) name = "CUDA_ERROR_NOT_SUPPORTED";
+  printf("desc_rt(...) returned %s; %d launches, %d encodes\n", name, fake_cuda_num_launches(),
+         fake_cuda_call_count("cuTensorMapEncodeTiled"));
+  return 0;
+}
+"""
+
+
+def _cc() -> str:
+    return os.environ.get("RULES_TRITON_CC") or shutil.which("cc") or "cc"
+
+
+def _cuda_include() -> str:
+    given = os.environ.get("RULES_TRITON_CUDA_INCLUDE", "")
+    if given:
+        return str(Path(given).parent) if given.endswith(".h") else given
+    import importlib.util
+    spec = importlib.util.find_spec("triton")
+    return str(Path(list(spec.submodule_search_locations)[0]) / "backends" / "nvidia" / "include")
+
+
+@pytest.fixture(scope="module")
+def runtime_program(tmp_path_factory):
+    """The runtime cases' library (linked by the link tool, compiled with the runtime) and a
+    program that calls it once with its command line's descriptor arguments."""
+    d = tmp_path_factory.mktemp("runtime")
+    fake_src = REPO / "tests" / "fake_cuda"
+    inc = ["-I" + _cuda_include(), f"-I{d}", f"-I{REPO / 'runtime'}", f"-I{fake_src}"]
+    (d / "desc_rt.json").write_text(json.dumps(_RUNTIME_RECORD))
+    (d / "desc_rt.cubin").write_bytes(_RUNTIME_IMAGE)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    subprocess.run([sys.executable, "-m", "triton_aot.link", "--name=desc_rt",
+                    f"--out_c={d}/desc_rt.c", f"--out_h={d}/desc_rt.h", str(d / "desc_rt.json")],
+                   check=True, env=env)
+    (d / "main.c").write_text(_RUNTIME_MAIN)
+    fake = d / "fake"
+    fake.mkdir()
+    subprocess.run([_cc(), "-shared", "-fPIC", "-O1", *inc, "-Wl,-soname,libcuda.so.1", "-o",
+                    fake / "libcuda.so.1", fake_src / "fake_cuda.c", "-lpthread"], check=True)
+    exe = d / "main"
+    subprocess.run([_cc(), "-std=c11", "-O1", *inc, d / "main.c", d / "desc_rt.c",
+                    REPO / "runtime" / "trt_runtime.c", "-o", exe, f"-L{fake}", "-l:libcuda.so.1",
+                    "-ldl", "-lpthread"], check=True)
+    return exe, fake
+
+
+def test_runtime_good_call_launches(runtime_program):
+    exe, fake = runtime_program
+    out = subprocess.run([exe, "0", "256", "256", "256", "1"], capture_output=True, text=True,
+                         env=dict(os.environ, LD_LIBRARY_PATH=str(fake)), check=True).stdout
+    assert out == "desc_rt(...) returned CUDA_SUCCESS; 1 launches, 1 encodes\n"
+
+
+@pytest.mark.parametrize("case", RUNTIME_CASES, ids=lambda c: c.id)
+def test_runtime_case(case, runtime_program):
+    exe, fake = runtime_program
+    out = subprocess.run([exe, *case.call.split()], capture_output=True, text=True,
+                         env=dict(os.environ, LD_LIBRARY_PATH=str(fake)), check=True).stdout
+    for fragment in case.culprit + case.fix:
+        assert fragment in out, f"missing {fragment!r} in {out!r}"
 
 
 # ----------------------------------------------------------------------------- the catalogue

@@ -241,7 +241,8 @@ def render(sig: S.BoundSignature, grid: G.Grid, symbol: str, launch_args=()) -> 
     compiled = types.SimpleNamespace(entry_name="fuzz_kernel", cubin=FAKE_CUBIN, num_warps=4,
                                      num_ctas=1, shared=0, global_scratch_size=0,
                                      global_scratch_align=1, profile_scratch_size=0,
-                                     profile_scratch_align=1, triton_version="3.6.0")
+                                     profile_scratch_align=1, triton_version="3.6.0",
+                                     tma=())
     target = Target("cuda", 90, 32)
     record = tool.build_record(args, "fuzz.py", target, sig, grid, compiled, launch_args)
     try:

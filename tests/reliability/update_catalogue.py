@@ -42,7 +42,9 @@ def render_markdown() -> str:
         "do not edit. Every row is a test: compile and link cases run the tool as a subprocess",
         "(`//tests/reliability:catalogue_test`: exit code 1, one `error: ` message containing every",
         "fragment below, no Python traceback; `--verbose` does show one), rule cases are analysis",
-        "failure tests (`//tests/reliability:rule_failure_tests`).",
+        "failure tests (`//tests/reliability:rule_failure_tests`), runtime cases call a generated",
+        "library over the fake CUDA driver (`//tests/reliability:catalogue_test`: the C API returns",
+        "the status named and launches nothing).",
         "",
         f"{len(cases)} cases: " + ", ".join(f"{n} {layer}" for layer, n in
                                             sorted(layers.items(), key=lambda kv: -kv[1])) + ".",

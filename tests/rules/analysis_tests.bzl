@@ -215,7 +215,22 @@ _ACCEPTED_SIGNATURES = [
     # Triton's aliases are types, as in the compile tool.
     ("*float32, *fp32, int32, bool, float32, BLOCK", {"BLOCK": 64}),
     ("*fp32, *fp32, i32, None, True, BLOCK", {"BLOCK": 64}),
+    # Host tensor descriptors: the commas inside their brackets do not split entries (cuda:90).
+    ("tensordesc<fp16[128, 64]>, *fp32, tensordesc<bf16[64,32, 2]>, BLOCK", {"BLOCK": 64}),
 ]
+
+# --- tensor descriptor block shapes per algo ({CONSTEXPR} placeholders in the signature) ----------
+
+def _tensordesc_placeholders_test_impl(ctx):
+    env = analysistest.begin(ctx)
+    signatures = sorted([_flag_values(a, "signature")[0] for a in _compile_actions(env)])
+    asserts.equals(env, [
+        "tensordesc<fp16[128, 64]>, *fp32, i32, BLOCK",
+        "tensordesc<fp16[64, 64]>, *fp32, i32, BLOCK",
+    ], signatures)
+    return analysistest.end(env)
+
+tensordesc_placeholders_test = analysistest.make(_tensordesc_placeholders_test_impl)
 
 # --- hip (AMD) targets ---------------------------------------------------------------------------
 
@@ -282,5 +297,21 @@ def analysis_test_suite(name):
             constexprs = [",".join(["{}={}".format(k, v) for k, v in constexprs.items()])] if constexprs else [],
         )
         tests.append(test_name)
+
+    triton_kernel_library(
+        name = name + "_tensordesc_placeholders",
+        srcs = ["add_kernel.py"],
+        algos = [triton_algo(constexprs = {"BLOCK": 64}), triton_algo(constexprs = {"BLOCK": 128})],
+        grid = "cdiv(n, {BLOCK}), 1, 1",
+        kernel = "add_kernel",
+        signature = "tensordesc<fp16[{BLOCK}, 64]>, *fp32, i32, BLOCK",
+        targets = ["cuda:90"],
+        tags = ["manual"],
+    )
+    tensordesc_placeholders_test(
+        name = name + "_tensordesc_placeholders_test",
+        target_under_test = ":" + name + "_tensordesc_placeholders",
+    )
+    tests.append(name + "_tensordesc_placeholders_test")
 
     native.test_suite(name = name, tests = tests)

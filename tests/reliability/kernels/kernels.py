@@ -70,3 +70,13 @@ def defaults_kernel(x_ptr, out_ptr, n, eps=1e-6, bias_ptr=None, BLOCK: tl.conste
 def tuned_copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@triton.jit
+def desc_copy_kernel(in_desc, out_desc):
+    out_desc.store([tl.program_id(0) * 64], in_desc.load([tl.program_id(0) * 64]))
+
+
+@triton.jit
+def desc_clash_kernel(x, x_base):
+    tl.store(x_base, x.load([0]))
