@@ -254,9 +254,15 @@ CORPUS = [
 def _expand(text):
     return text.format(r = _rows("f32"), rb = _rows("bf16"), c = _C, n = _R)
 
-def corpus_kernels():
-    """One triton_kernel_library per CORPUS entry (cuda:90; the specialization the GPU check
-    uses, and a generic one), and `corpus_manifest.json` describing them for the GPU check."""
+def corpus_kernels(name):
+    """Declares the corpus libraries and their manifest.
+
+    One triton_kernel_library per CORPUS entry (cuda:90; the specialization the GPU check uses,
+    and a generic one), and NAME (`NAME.json`) describing them for the GPU check.
+
+    Args:
+      name: the manifest's target name.
+    """
     for entry in CORPUS:
         triton_kernel_library(
             name = entry["name"],
@@ -271,7 +277,7 @@ def corpus_kernels():
         )
     manifest = [dict(entry, gpu_args = _expand(entry["gpu_args"])) for entry in CORPUS]
     write_file(
-        name = "corpus_manifest",
-        out = "corpus_manifest.json",
+        name = name,
+        out = name + ".json",
         content = [json.encode_indent(manifest, indent = " ")],
     )
