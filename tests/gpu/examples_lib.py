@@ -36,6 +36,7 @@ I64 = ctypes.c_int64
 ARGTYPES = {
     "add": [PTR, PTR, PTR, I32],  # x, y, out, n
     "scale": [PTR, PTR, ctypes.c_float, I32],  # x, out, alpha, n
+    "vector_add": [PTR, PTR, PTR, I32],  # x, y, output, n_elements (01-vector-add.py)
     "softmax": [PTR, PTR, I32, I32, I32, I32],  # out, in, in_row_stride, out_row_stride, n_rows, n_cols
     "matmul": [PTR, PTR, PTR] + [I32] * 9,  # a, b, c, M, N, K, stride_am, _ak, _bk, _bn, _cm, _cn
     "big_smem": [PTR, PTR, I32, I32, I32, I32],  # in, out, M, N, stride_in, stride_out
