@@ -176,10 +176,11 @@ CORPUS = [
         signature = "*fp32, i32, *fp32, i32, *fp32, *fp32, *fp32, i32, i32, fp32, BLOCK_SIZE",
         constexprs = {"BLOCK_SIZE": 4096},
         num_warps = 8,
-        hints = "Y_ptr:16 Y_row_stride:16 X_ptr:16 X_row_stride:16 W_ptr:16 B_ptr:16 RSTD_ptr:16 RSTD_row_stride:1 n_cols:16",
+        # RSTD caches three values per row: (n_rows, 3), row stride 3
+        hints = "Y_ptr:16 Y_row_stride:16 X_ptr:16 X_row_stride:16 W_ptr:16 B_ptr:16 RSTD_ptr:16 n_cols:16",
         launch_args = ["n_rows: i32"],
         grid = "n_rows",
-        gpu_args = "out:{r} {c} in:{r} {c} in:f32[3] in:f32[1] out:f32[{n}] 1 {c} 1e-6",
+        gpu_args = "out:{r} {c} in:{r} {c} in:f32[3] in:f32[1] out:f32[{n},3] 3 {c} 1e-6",
         launch = [_R],
     ),
     dict(

@@ -55,6 +55,7 @@ EXPECTED_ALGO_INFO = {
     "attention_tma": ["HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64 CAUSAL=False num_warps=8 num_stages=3",
                       "HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64 CAUSAL=True num_warps=8 num_stages=3"],
     "big_smem": ["BLOCK=128 num_warps=8 num_stages=1"],
+    "vector_add": ["BLOCK_SIZE=1024 num_warps=4 num_stages=3"],
     "matmul_tma": ["BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 GROUP_M=8 num_warps=8 num_stages=3",
                    "BLOCK_M=128 BLOCK_N=64 BLOCK_K=64 GROUP_M=8 num_warps=4 num_stages=4"],
     "matmul": [
