@@ -128,7 +128,8 @@ def _triton_kernel_library_impl(ctx):
     groups["c_sources"] = depset([library.c, library.h])
 
     # What tools/tune packs for the GPU machine: the library as a shared object, its records.
-    groups["tuning"] = depset([link_shared_library(ctx, compiled = compiled, runtime = runtime[CcInfo])] + metadata + [f for f in (ctx.file.tuning, ctx.file.tuning_inputs) if f])
+    # (The cubins let the GPU test tests/gpu_tune name the variant each launch ran.)
+    groups["tuning"] = depset([link_shared_library(ctx, compiled = compiled, runtime = runtime[CcInfo])] + metadata + ir["cubin"] + [f for f in (ctx.file.tuning, ctx.file.tuning_inputs) if f])
     return [
         DefaultInfo(files = depset([library.h])),
         cc_info,
