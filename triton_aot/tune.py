@@ -93,15 +93,16 @@ class Driver:
     """cuGetErrorName, for the reason of a failed launch."""
 
     def __init__(self):
+        self.get_name = None
         try:
-            self.cuda = ctypes.CDLL("libcuda.so.1")
-            self.cuda.cuGetErrorName.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
-        except OSError:
-            self.cuda = None
+            self.get_name = ctypes.CDLL("libcuda.so.1").cuGetErrorName
+            self.get_name.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+        except (OSError, AttributeError):  # no driver, or one without cuGetErrorName
+            pass
 
     def name(self, code: int) -> str:
         s = ctypes.c_char_p()
-        if self.cuda is not None and self.cuda.cuGetErrorName(code, ctypes.byref(s)) == 0:
+        if self.get_name is not None and self.get_name(code, ctypes.byref(s)) == 0:
             return s.value.decode()
         return f"CUresult {code}"
 

@@ -288,7 +288,7 @@ def compile_c_library(ctx, *, c_file, header, runtime):
         # (the library is its cubins plus this code); copts come after it and can override it.
         user_compile_flags = ["-std=gnu11", "-fvisibility=hidden", "-O2"] + ctx.attr.copts,
     )
-    linking_context, linking_outputs = cc_common.create_linking_context_from_compilation_outputs(
+    linking_context, _ = cc_common.create_linking_context_from_compilation_outputs(
         name = ctx.label.name,
         actions = ctx.actions,
         feature_configuration = feature_configuration,
@@ -310,8 +310,10 @@ def compile_c_library(ctx, *, c_file, header, runtime):
     )
 
 def link_shared_library(ctx, *, compiled, runtime):
-    """lib<name>_tune.so: the library and the runtime in one shared object, for the tuning
-    command's ctypes (tools/tune). The action runs only when its output group is requested.
+    """Links the library and the runtime into lib<name>_tune.so, for tools/tune.
+
+    The tuning command loads it with ctypes on the GPU machine. The action runs only when the
+    `tuning` output group is requested.
 
     Args:
       ctx: the rule context.
