@@ -203,8 +203,9 @@ def _dispatch_order(v: Variant) -> tuple:
 
 def retune_hint(label: str | None) -> str:
     """The command that retunes a library (tools/tune packs it and prints the GPU-side step)."""
-    return (f"retune: tools/tune {label or '<the library label>'} (on the build machine; then run "
-            "the command it prints on the GPU machine and commit the table it writes)")
+    return (f"retune: tools/tune {label or '<the library label>'} (on the build machine, in the "
+            "library's workspace; then run the command it prints on the GPU machine and commit "
+            "the table it writes)")
 
 
 def check_table(table: tuning.Table, path: str, name: str, key: Sequence[str],
@@ -222,6 +223,9 @@ def check_table(table: tuning.Table, path: str, name: str, key: Sequence[str],
         raise UserError(f"--tuning {path} is stale: it was tuned for {len(table.algos)} algos, "
                         f"the library has {len(algos)}; {hint}")
     for i, (old, fp) in enumerate(zip(table.algos, prints)):
+        if old.fingerprint != fp and old.info == algos[i].info:
+            raise UserError(f"--tuning {path} is stale: algo {i} ('{old.info}') has fingerprint "
+                            f"{fp} but was tuned with {old.fingerprint}; {hint}")
         if old.fingerprint != fp:
             raise UserError(f"--tuning {path} is stale: algo {i} is now '{algos[i].info}' but was "
                             f"tuned as '{old.info}'; {hint}")

@@ -235,7 +235,10 @@ def link_library(ctx, toolchain, *, c_name, metadata, images, tuning = None):
     if tuning:
         args.add_joined(tuning.key, join_with = ",", format_joined = "--tuning_key=%s")
         args.add(str(tuning.default_algo), format = "--tuning_default_algo=%s")
-        args.add(str(ctx.label), format = "--tuning_label=%s")
+
+        # The label as the user types it in the library's own workspace (for the retune command).
+        label = "//{}:{}".format(ctx.label.package, ctx.label.name) if not ctx.label.workspace_name else str(ctx.label)
+        args.add(label, format = "--tuning_label=%s")
         if tuning.table:
             args.add(tuning.table, format = "--tuning=%s")
             tables.append(tuning.table)
