@@ -128,8 +128,10 @@ def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
         tables = t.render("tuned_table.c.tmpl", num_rows=len(rows), row_len=nk + 1,
                           num_keys=nk, rows=CCode("".join(rows)), num_devices=len(devices),
                           device_rows=CCode("".join(devices)),
-                          log2_frac=CCode(", ".join(map(str, tuning.LOG2_FRAC))),
-                          key_logs=CCode("".join(f"  q[{i}] = trt_log2_q8({k});\n"
+                          log2_frac=CCode(",".join(
+                              "\n    " * (i % 16 == 0) + f" {v}"[i % 16 == 0:]
+                              for i, v in enumerate(tuning.LOG2_FRAC)) + "\n"),
+                          key_logs=CCode("".join(f"    q[{i}] = trt_log2_q8({k});\n"
                                                  for i, k in enumerate(keys))),
                           default_algo=tuned.default_algo, key_params=key_params)
     else:

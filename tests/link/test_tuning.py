@@ -199,3 +199,13 @@ def test_seed_from_triton_autotune_cache(tmp_path):
     assert p.key == (512, 512, 512) and p.winner == 1
     assert p.times_us == (20.0, 10.0, "exceeds resources")
     assert t.device(90).source == "triton-autotune-cache"
+
+
+def test_tuned_library_compiles_as_cxx(tmp_path, run_prog):
+    metas = mm_variants()
+    table = tmp_path / "mm.tuning.json"
+    table.write_text(table_for(metas, [H100, A100]).to_json())
+    lib = harness.generate(tmp_path / "lib", "mm", metas, link_flags=(
+        f"--tuning={table}", "--tuning_key=M,N,K", "--tuning_default_algo=2"))
+    harness.compile_library(lib, cplusplus=True)
+    run_prog(lib, "tuned.c", 9, 0, 4096, 4096, 4096, "mm_a2_sm90")
