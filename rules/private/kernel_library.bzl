@@ -129,7 +129,22 @@ def _triton_kernel_library_impl(ctx):
 
     # What tools/tune packs for the GPU machine: the library as a shared object, its records.
     # (The cubins let the GPU test tests/gpu_tune name the variant each launch ran.)
-    groups["tuning"] = depset([link_shared_library(ctx, compiled = compiled, runtime = runtime[CcInfo])] + metadata + ir["cubin"] + [f for f in (ctx.file.tuning, ctx.file.tuning_inputs) if f])
+    tuning_files = [link_shared_library(ctx, compiled = compiled, runtime = runtime[CcInfo])] + metadata + ir["cubin"]
+    tuning_files += [f for f in (ctx.file.tuning, ctx.file.tuning_inputs) if f]
+    if tuning:
+        # What tools/tune needs to know about the library, so that it never guesses.
+        # (Not under _triton/<name>/, where packing scripts take every .json for a record.)
+        about = ctx.actions.declare_file(ctx.label.name + ".tuning_pack.json")
+        ctx.actions.write(about, json.encode({
+            "format": "rules_triton.tuning_pack.v1",
+            "library": c_name,
+            "key": ctx.attr.tuning_key,
+            "default_algo": ctx.attr.tuning_default_algo,
+            # where the table lives in its workspace (the default when the rule names none yet)
+            "table": ctx.file.tuning.short_path if ctx.file.tuning else (ctx.label.package + "/" if ctx.label.package else "") + c_name + ".tuning.json",
+        }))
+        tuning_files.append(about)
+    groups["tuning"] = depset(tuning_files)
     return [
         DefaultInfo(files = depset([library.h])),
         cc_info,

@@ -259,6 +259,7 @@ def _tuning_test_impl(ctx):
     asserts.true(env, "libadd_tuned_tune.so" in names, "tuning group: the shared library: {}".format(names))
     asserts.true(env, "add_tuned.tuning.json" in names and "add_kernel.py" in names, "tuning group: table and inputs")
     asserts.equals(env, 2, len([n for n in names if n.endswith(".cubin")]), "tuning group: the cubins (2 algos, 1 target)")
+    asserts.true(env, "add_tuned.tuning_pack.json" in names, "tuning group: the rule's tuning settings for tools/tune")
     return analysistest.end(env)
 
 tuning_test = analysistest.make(_tuning_test_impl)
