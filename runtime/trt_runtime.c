@@ -486,8 +486,11 @@ CUresult trt_kernel_launch_slow(const trt_driver *d, unsigned long long key, trt
 /* Index into `targets` for the current context's device, cached per context (lock-free hit).
  * Also hands back the driver table and the context's cache key, which the dispatcher passes on to
  * the variant it picks (trt_kernel_launch_in). */
-CUresult trt_select_target(trt_slot **cache, const trt_target *targets, int n,
-                                  const trt_driver **drv, unsigned long long *key, int *out) {
+/* A target slot's value: (device SM << 16) | (target index + 1), so that the tuned dispatch
+ * (NAME_auto) gets the context's SM from the same lock-free lookup as the target. */
+CUresult trt_select_target_sm(trt_slot **cache, const trt_target *targets, int n,
+                              const trt_driver **drv, unsigned long long *key, int *out,
+                              int *sm_out) {
   const trt_driver *d;
   trt_slot *s;
   CUdevice dev = 0;
@@ -501,7 +504,8 @@ CUresult trt_select_target(trt_slot **cache, const trt_target *targets, int n,
   if (s != NULL) {
     uintptr_t v = TRT_LOAD_ACQUIRE(&s->value);
     if (v != 0) {
-      *out = (int)(v - 1);
+      *out = (int)(v & 0xFFFFu) - 1;
+      *sm_out = (int)(v >> 16);
       return CUDA_SUCCESS;
     }
   }
@@ -511,10 +515,18 @@ CUresult trt_select_target(trt_slot **cache, const trt_target *targets, int n,
   if (t < 0) return CUDA_ERROR_NO_BINARY_FOR_GPU;
   pthread_mutex_lock(&trt_lock);
   s = trt_slot_get_or_add(cache, *key);
-  if (s != NULL) TRT_STORE_RELEASE(&s->value, (uintptr_t)t + 1);
+  if (s != NULL && sm >= 0 && sm < 0x10000 && t < 0xFFFF)
+    TRT_STORE_RELEASE(&s->value, ((uintptr_t)sm << 16) | ((uintptr_t)t + 1));
   pthread_mutex_unlock(&trt_lock);
   *out = t; /* still correct when the cache insert ran out of memory: just not cached */
+  *sm_out = sm;
   return CUDA_SUCCESS;
+}
+
+CUresult trt_select_target(trt_slot **cache, const trt_target *targets, int n,
+                           const trt_driver **drv, unsigned long long *key, int *out) {
+  int sm = 0;
+  return trt_select_target_sm(cache, targets, n, drv, key, out, &sm);
 }
 
 /* ---- device attributes for grids: per-context cache ------------------------------------------ */

@@ -132,6 +132,11 @@ TRT_INTERNAL CUresult trt_context_key(const trt_driver *d, unsigned long long *k
  * (lock-free hit); also hands back the driver table and the context's cache key. */
 TRT_INTERNAL CUresult trt_select_target(trt_slot **cache, const trt_target *targets, int n,
                                         const trt_driver **drv, unsigned long long *key, int *out);
+/* The same, also handing back the device's SM (major * 10 + minor) from the same cache: the tuned
+ * dispatch (NAME_auto) looks its table up by it. */
+TRT_INTERNAL CUresult trt_select_target_sm(trt_slot **cache, const trt_target *targets, int n,
+                                           const trt_driver **drv, unsigned long long *key,
+                                           int *out, int *sm);
 /* Exact SM, else the highest compatible lower SM of the same major, else the highest target whose
  * PTX can be JIT-compiled for this SM; -1 when nothing can run. */
 TRT_INTERNAL int trt_pick_target(const trt_target *targets, int n, int sm);

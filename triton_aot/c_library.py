@@ -8,10 +8,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from triton_aot import c_parts, c_syntax
+from triton_aot import c_parts, c_syntax, tuning
 from triton_aot.c_parts import Image
 from triton_aot.c_render import Templates
 from triton_aot.c_syntax import CCode
+from triton_aot.errors import UserError
 from triton_aot.variant import VariantRecord
 
 STATIC = CCode("static ")
@@ -42,6 +43,19 @@ class Algo:
     info: str
     variants: tuple[tuple[Variant, ...], ...]  # per target (plan order), dispatch order
 
+    def variants_any(self) -> Variant:
+        """One variant of the algo (they share constexprs and launch config)."""
+        return next(v for per_target in self.variants for v in per_target)
+
+
+@dataclass(frozen=True)
+class TunedDispatch:
+    """NAME_auto: the algo from a tuning table by the key arguments and the device's SM."""
+
+    key: tuple[str, ...]  # integer C API arguments
+    default_algo: int
+    table: tuning.Table | None
+
 
 @dataclass(frozen=True)
 class LibraryPlan:
@@ -49,6 +63,7 @@ class LibraryPlan:
     header: str  # basename of the public header
     targets: tuple[TargetSlot, ...]  # ascending arch
     algos: tuple[Algo, ...]  # algo_id order
+    tuned: TunedDispatch | None = None
 
     @property
     def first(self) -> VariantRecord:
@@ -82,6 +97,57 @@ def _selector_body(plan: LibraryPlan, variants: tuple[Variant, ...],
         lines.append(f"  return {backend.invalid_value}; /* no variant's hints hold */\n")
     unused = [f"  (void){name};\n" for name in c_parts.c_param_names(rargs) if name not in used]
     return CCode("".join(unused + lines))
+
+
+def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
+                  call_args: CCode) -> tuple[CCode, CCode, CCode]:
+    """(C, header declarations, header comment) of NAME_auto and NAME_auto_algo."""
+    tuned = plan.tuned
+    if tuned is None:
+        return CCode(""), CCode(""), CCode("")
+    keys = [c_syntax.ident(k, "tuning key") for k in tuned.key]
+    nk = len(keys)
+    rows, devices, notes = [], [], []
+    table = tuned.table
+    for dev in (table.devices if table else ()):
+        logged = tuning.point_logs(dev.points)
+        if not logged:
+            continue
+        devices.append(f"    {{{dev.sm}, {len(rows)}, {len(logged)}}}, /* "
+                       f"{c_syntax.comment(dev.name)} */\n")
+        for p, (logs, winner) in zip([q for q in dev.points if q.winner is not None], logged):
+            rows.append(f"    {{{', '.join(map(str, logs))}, {winner}}}, /* "
+                        f"{', '.join(f'{k}={v}' for k, v in zip(tuned.key, p.key))} */\n")
+        winners = sorted({w for _, w in logged})
+        notes.append(f" *   sm_{dev.sm} ({c_syntax.comment(dev.name)}): {len(logged)} tuned "
+                     f"point(s), algos {', '.join(map(str, winners))}\n")
+    if not notes:
+        notes.append(" *   (no tuned device: every call launches the default algo)\n")
+    key_params = CCode(", ".join(f"int64_t {k}" for k in keys))
+    if rows:
+        tables = t.render("tuned_table.c.tmpl", num_rows=len(rows), row_len=nk + 1,
+                          num_keys=nk, rows=CCode("".join(rows)), num_devices=len(devices),
+                          device_rows=CCode("".join(devices)),
+                          log2_frac=CCode(",".join(
+                              "\n    " * (i % 16 == 0) + f" {v}"[i % 16 == 0:]
+                              for i, v in enumerate(tuning.LOG2_FRAC)) + "\n"),
+                          key_logs=CCode("".join(f"    q[{i}] = trt_log2_q8({k});\n"
+                                                 for i, k in enumerate(keys))),
+                          default_algo=tuned.default_algo, key_params=key_params)
+    else:
+        unused = "".join(f"  (void){k};\n" for k in keys)
+        tables = CCode(f"static int trt_tuned_algo(int trt_sm, {key_params}) {{\n"
+                       f"  (void)trt_sm;\n{unused}  return {tuned.default_algo};\n}}\n")
+    c = t.render("tuned.c.tmpl", name=name, params=params, call_args=call_args,
+                 tables=tables, key_params=key_params,
+                 key_args=CCode(", ".join(f"(int64_t){k}" for k in keys)),
+                 key_names=CCode(", ".join(keys)), num_targets=len(plan.targets),
+                 num_algos=len(plan.algos))
+    h = t.render("tuned.h.tmpl", name=name, params=params, key_params=key_params,
+                 key_names=CCode(", ".join(keys)), default_algo=tuned.default_algo)
+    comment = CCode(f" *\n * Tuned dispatch {name}_auto (key {', '.join(keys)}; default algo "
+                    f"{tuned.default_algo}):\n" + "".join(notes))
+    return c, h, comment
 
 
 def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
@@ -172,7 +238,13 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
                 algo_lines.append(f" *       {tname(target.arch)}  {v.record.symbol}  "
                                   f"{c_syntax.comment(v.record.hint_summary())}\n")
 
+    tuned_c, tuned_h, tuned_lines = _render_tuned(t, plan, name, params, call_args)
+    if plan.tuned is not None and backend is not c_parts.CUDA:
+        raise UserError("tuned dispatch (NAME_auto) is CUDA only for now")
     values = dict(
+        tuned=tuned_c,
+        tuned_decls=tuned_h,
+        tuned_lines=tuned_lines,
         name=name,
         guard=CCode(f"RULES_TRITON_{name.upper()}_H_"),
         header=c_syntax.string_body(os.path.basename(plan.header)),

@@ -1,11 +1,14 @@
 """rules_triton link tool: variant records -> one library C file and its public header.
 
-    python -m triton_aot.link --name=NAME --out_c=F.c --out_h=F.h [--embed_ptx_fallback] REC.json...
+    python -m triton_aot.link --name=NAME --out_c=F.c --out_h=F.h [--embed_ptx_fallback]
+        [--tuning_key=M,N,K [--tuning=TABLE.json] [--tuning_default_algo=I]] REC.json...
 
 Reads the variant records (triton_aot.variant; never parses C) and the images they name (cubin,
 and PTX where embedded, relative to each record's folder), groups the variants into algos (same
 constexprs and launch config) and targets, checks the set, orders it deterministically and
-renders the library (triton_aot.c_library): each distinct image is embedded once.
+renders the library (triton_aot.c_library): each distinct image is embedded once. With
+--tuning_key it also renders NAME_auto, the tuned dispatch (triton_aot.tuning); a --tuning table
+whose algos no longer match the library's is refused with the command that retunes it.
 
 Ordering never depends on the order of the input files:
   * algos by algo_index (contiguous from 0), or without indices by a canonical key;
@@ -22,8 +25,8 @@ from typing import Callable, Sequence
 
 from absl import flags
 
-from triton_aot import abi, c_library, cli
-from triton_aot.c_library import Algo, LibraryPlan, TargetSlot, Variant
+from triton_aot import abi, c_library, cli, tuning
+from triton_aot.c_library import Algo, LibraryPlan, TargetSlot, TunedDispatch, Variant
 from triton_aot.c_parts import Image
 from triton_aot.errors import UserError
 from triton_aot.variant import FORMAT, RecordError, VariantRecord
@@ -39,6 +42,16 @@ def define_flags(fv: flags.FlagValues) -> None:
     flags.DEFINE_bool("embed_ptx_fallback", False,
                       "Let contexts whose GPU matches no cubin fall back to a target compiled "
                       "with --embed_ptx (PTX JIT-compiled by the driver).", flag_values=fv)
+    s("tuning", None, "Tuning table (rules_triton.tuning.v1 JSON, triton_aot.tuning) for "
+      "NAME_auto; needs --tuning_key.", flag_values=fv)
+    flags.DEFINE_list("tuning_key", [], "Integer arguments of the C API that key the tuned "
+                      "dispatch, e.g. M,N,K: generates NAME_auto(stream, args...), which picks "
+                      "the algo from --tuning (or --tuning_default_algo without a table).",
+                      flag_values=fv)
+    flags.DEFINE_integer("tuning_default_algo", 0, "The algo NAME_auto launches on a device or "
+                         "shape the table does not cover.", flag_values=fv)
+    s("tuning_label", None, "The library's Bazel label, for the retune command in the stale-table "
+      "error.", flag_values=fv)
     s("template_dir", None, "Directory holding the templates (default: "
       "$RULES_TRITON_TEMPLATE_DIR, else templates/ next to the triton_aot package).",
       flag_values=fv)
@@ -200,8 +213,73 @@ def _dispatch_order(v: Variant) -> tuple:
     return (-sum(1 for h in hints if h), tuple(-h for h in hints), v.record.symbol)
 
 
+def retune_hint(label: str | None) -> str:
+    """The command that retunes a library (tools/tune packs it and prints the GPU-side step)."""
+    return (f"retune: tools/tune {label or '<the library label>'} (on the build machine, in the "
+            "library's workspace; then run the command it prints on the GPU machine and commit "
+            "the table it writes)")
+
+
+def check_table(table: tuning.Table, path: str, name: str, key: Sequence[str],
+                algos: Sequence[Algo], label: str | None) -> None:
+    """The table must describe this library: its name, key and algos (by fingerprint)."""
+    hint = retune_hint(label)
+    if table.library != name:
+        raise UserError(f"--tuning {path} is the table of library {table.library!r}, not "
+                        f"{name!r}; pass this library's own table, or {hint}")
+    if list(table.key) != list(key):
+        raise UserError(f"--tuning {path} is keyed by {', '.join(table.key)} but --tuning_key is "
+                        f"{', '.join(key)}; {hint}")
+    prints = [tuning.record_fingerprint(a.variants_any().record) for a in algos]
+    if len(table.algos) != len(algos):
+        raise UserError(f"--tuning {path} is stale: it was tuned for {len(table.algos)} algos, "
+                        f"the library has {len(algos)}; {hint}")
+    for i, (old, fp) in enumerate(zip(table.algos, prints)):
+        if old.fingerprint != fp and old.info == algos[i].info:
+            raise UserError(f"--tuning {path} is stale: algo {i} ('{old.info}') has fingerprint "
+                            f"{fp} but was tuned with {old.fingerprint}; {hint}")
+        if old.fingerprint != fp:
+            raise UserError(f"--tuning {path} is stale: algo {i} is now '{algos[i].info}' but was "
+                            f"tuned as '{old.info}'; {hint}")
+
+
+def plan_tuning(fv_tuning: str | None, key: Sequence[str], default_algo: int, label: str | None,
+                name: str, ref: Variant, algos: Sequence[Algo]) -> TunedDispatch | None:
+    if not key:
+        if fv_tuning:
+            raise UserError("--tuning needs --tuning_key (the integer arguments the table is "
+                            "keyed by, e.g. --tuning_key=M,N,K)")
+        return None
+    if ref.record.target.is_hip:
+        raise UserError("--tuning_key: tuned dispatch (NAME_auto) is CUDA only for now; drop "
+                        "tuning_key from this hip library")
+    c_args = {a.name: a for a in ref.record.c_args}
+    for k in key:
+        a = c_args.get(k)
+        if a is None or a.type not in ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"):
+            ints = [a.name for a in ref.record.c_args if a.type[:1] in "iu" and a.type != "i1"
+                    and a.type != "u1"]
+            raise UserError(f"--tuning_key: {k!r} is not an integer argument of the C API; use "
+                            f"some of {', '.join(ints) or '(none)'}")
+    if len(set(key)) != len(key):
+        raise UserError(f"--tuning_key: {', '.join(key)} names an argument twice")
+    if not 0 <= default_algo < len(algos):
+        raise UserError(f"--tuning_default_algo: {default_algo} is not an algo index "
+                        f"(0..{len(algos) - 1})")
+    table = None
+    if fv_tuning:
+        try:
+            table = tuning.read_table(fv_tuning)
+        except tuning.TableError as e:
+            raise UserError(f"--tuning {fv_tuning}: {e}; fix it or {retune_hint(label)}") from None
+        check_table(table, fv_tuning, name, key, algos, label)
+    return TunedDispatch(tuple(key), default_algo, table)
+
+
 def build_plan(variants: Sequence[Variant], name: str, header: str,
-               embed_ptx_fallback: bool) -> LibraryPlan:
+               embed_ptx_fallback: bool, tuning_path: str | None = None,
+               tuning_key: Sequence[str] = (), tuning_default_algo: int = 0,
+               tuning_label: str | None = None) -> LibraryPlan:
     if not variants:
         raise UserError("no variant metadata files given")
     abi.check_c_identifier(name, "--name")
@@ -272,13 +350,18 @@ def build_plan(variants: Sequence[Variant], name: str, header: str,
     if embed_ptx_fallback and not any(t.has_ptx for t in targets):
         raise UserError("--embed_ptx_fallback needs a target whose variants were compiled with "
                         "--embed_ptx; none was")
-    return LibraryPlan(name, header, tuple(targets), tuple(plan_algos))
+    tuned = plan_tuning(tuning_path, tuning_key, tuning_default_algo, tuning_label, name, ref,
+                        plan_algos)
+    return LibraryPlan(name, header, tuple(targets), tuple(plan_algos), tuned)
 
 
 def link(paths: Sequence[str], name: str, out_c: str, out_h: str, embed_ptx_fallback: bool,
-         template_dir: str | None = None, verbose: bool = False) -> list[list[str]]:
+         template_dir: str | None = None, verbose: bool = False, tuning_path: str | None = None,
+         tuning_key: Sequence[str] = (), tuning_default_algo: int = 0,
+         tuning_label: str | None = None) -> list[list[str]]:
     variants = [load_variant(p) for p in paths]
-    plan = build_plan(variants, name, os.path.basename(out_h), embed_ptx_fallback)
+    plan = build_plan(variants, name, os.path.basename(out_h), embed_ptx_fallback, tuning_path,
+                      tuning_key, tuning_default_algo, tuning_label)
     c_text, h_text, merged = c_library.render(plan, template_dir=template_dir)
     for flag, path, text in (("out_c", out_c, c_text), ("out_h", out_h, h_text)):
         try:
@@ -297,13 +380,13 @@ def _run(fv: flags.FlagValues, paths: list[str]) -> None:
     cli.require(fv, "out_c")
     cli.require(fv, "out_h")
     link(paths, fv.name, fv.out_c, fv.out_h, fv.embed_ptx_fallback, fv.template_dir,
-         fv.verbose)
+         fv.verbose, fv.tuning, fv.tuning_key, fv.tuning_default_algo, fv.tuning_label)
 
 
 TOOL = cli.Tool(
     module="triton_aot.link",
     usage="python -m triton_aot.link --name=NAME --out_c=F.c --out_h=F.h "
-          "[--embed_ptx_fallback] RECORD.json...",
+          "[--embed_ptx_fallback] [--tuning_key=M,N,K [--tuning=T.json]] RECORD.json...",
     define_flags=define_flags,
     run=_run,
     positional=True,

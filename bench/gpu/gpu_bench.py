@@ -44,14 +44,15 @@ HERE = Path(__file__).resolve().parent
 # Cold JIT compiles (first-call section) and no writes to the user's ~/.triton.
 os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="rules_triton_gpu_bench_")
 
-TARGETS = {"ours_vs_floor_max": 1.05, "jit_vs_ours_min": 5.0, "aot_vs_jit_kernel_tol": 0.02}
+TARGETS = {"ours_vs_floor_max": 1.05, "auto_vs_floor_max": 1.03, "jit_vs_ours_min": 5.0, "aot_vs_jit_kernel_tol": 0.02}
 # Upstream's figures for their AOT launcher and the JIT on an H100 (quoted by the issue).
 UPSTREAM_US = {"upstream AOT launcher": 4.2, "upstream Triton JIT": 21.9}
 
-RAW, DISPATCH1, DISPATCH8 = 0, 1, 2  # launch_bench.h LB_* methods
+RAW, DISPATCH1, DISPATCH8, AUTO = 0, 1, 2, 3  # launch_bench.h LB_* methods
 C_METHODS = {RAW: "raw cuLaunchKernel (floor)",
              DISPATCH1: "ours: dispatcher, 1 variant",
-             DISPATCH8: "ours: dispatcher, 8 variants (last matches)"}
+             DISPATCH8: "ours: dispatcher, 8 variants (last matches)",
+             AUTO: "ours: tuned dispatch NAME_auto (16-point table)"}
 BATCH = 64  # launches per batch for the host-only figure (far below the launch queue's depth)
 PY_CTYPES = "ours: dispatcher via ctypes from Python"
 PY_JIT = "Triton JIT launch (Python)"
@@ -211,7 +212,7 @@ def launch_overhead(args, torch, state: dict) -> dict:
     out = {"sm": h.sm, "iters": args.iters, "reps": args.reps, "tiny_kernel": "out = x + y, "
            "n = 1000 fp32, one CTA of 128 threads", "first_call_us": {}}
     # first calls before anything else touches these modules
-    for m in (RAW, DISPATCH1, DISPATCH8):
+    for m in (RAW, DISPATCH1, DISPATCH8, AUTO):
         first, second = h.first_call(m)
         out["first_call_us"][C_METHODS[m]] = {"first": first, "second": second}
 
@@ -304,6 +305,10 @@ def launch_overhead(args, torch, state: dict) -> dict:
         checks[f"{C_METHODS[m]} <= {TARGETS['ours_vs_floor_max']}x floor"] = {
             "value": r["ratio_to_floor"], "ci95": r["ratio_ci95"],
             "pass": r["ratio_to_floor"] <= TARGETS["ours_vs_floor_max"]}
+    r = il[C_METHODS[AUTO]]
+    checks[f"{C_METHODS[AUTO]} <= {TARGETS['auto_vs_floor_max']}x floor"] = {
+        "value": r["ratio_to_floor"], "ci95": r["ratio_ci95"],
+        "pass": r["ratio_to_floor"] <= TARGETS["auto_vs_floor_max"]}
     if PY_JIT in il:
         # No launcher that ends in cuLaunchKernel can beat the JIT by more than the JIT beats
         # cuLaunchKernel itself: that ratio bounds the ">= 5x faster" target on this machine.
@@ -415,7 +420,8 @@ def launch_standalone(args) -> dict:
 def lb_name(method: int) -> str:
     """The harness's own method names (launch_bench.c, lb_method_name)."""
     return {RAW: "raw cuLaunchKernel", DISPATCH1: "dispatcher, 1 variant",
-            DISPATCH8: "dispatcher, 8 variants (last matches)"}[method]
+            DISPATCH8: "dispatcher, 8 variants (last matches)",
+            AUTO: "tuned dispatch (NAME_auto)"}[method]
 
 
 # ----------------------------------------------------------------------------- matmul

@@ -11,6 +11,7 @@
 
 #include "bench/gpu/tiny1.h"
 #include "bench/gpu/tiny8.h"
+#include "bench/gpu/tiny_auto.h"
 
 #define LB_N 1000 /* not a multiple of 16: tiny8's specialised variants all fail */
 #define LB_BLOCK 1024
@@ -263,6 +264,7 @@ const char *lb_method_name(int method) {
     case LB_RAW: return "raw cuLaunchKernel";
     case LB_DISPATCH1: return "dispatcher, 1 variant";
     case LB_DISPATCH8: return "dispatcher, 8 variants (last matches)";
+    case LB_AUTO: return "tuned dispatch (NAME_auto)";
   }
   return NULL;
 }
@@ -284,12 +286,14 @@ static inline CUresult launch_raw(void) {
 }
 static inline CUresult launch_dispatch1(void) { return tiny1(lb.stream, lb.x, lb.y, lb.out, lb.n, 0); }
 static inline CUresult launch_dispatch8(void) { return tiny8(lb.stream, lb.x, lb.y, lb.out, lb.n, 0); }
+static inline CUresult launch_auto(void) { return tiny_auto_auto(lb.stream, lb.x, lb.y, lb.out, lb.n); }
 
 static CUresult launch(int method) {
   switch (method) {
     case LB_RAW: return launch_raw();
     case LB_DISPATCH1: return launch_dispatch1();
     case LB_DISPATCH8: return launch_dispatch8();
+    case LB_AUTO: return launch_auto();
   }
   return CUDA_ERROR_INVALID_VALUE;
 }
@@ -333,6 +337,7 @@ static CUresult run_loop(int method, long iters) {
     case LB_RAW: LOOP(launch_raw); break;
     case LB_DISPATCH1: LOOP(launch_dispatch1); break;
     case LB_DISPATCH8: LOOP(launch_dispatch8); break;
+    case LB_AUTO: LOOP(launch_auto); break;
   }
   return r;
 }

@@ -5,6 +5,8 @@
  *   LB_RAW        cuLaunchKernel on a module loaded from tiny1's cubin (the floor)
  *   LB_DISPATCH1  tiny1's dispatcher (one variant)
  *   LB_DISPATCH8  tiny8's dispatcher (eight variants; only the last one's hints hold)
+ *   LB_AUTO       tiny_auto_auto: the tuned dispatch (table lookup by n and the device's SM,
+ *                 16 tuned points), which picks tiny1's config (BLOCK 1024) for n = 1000
  * Every driver entry point is dlopen'ed from libcuda.so.1; nothing links libcuda.
  * All functions return 0 on success, 77 when there is no usable driver or GPU, and another
  * non-zero code (a CUresult, or -1) on failure; lb_error() describes the last failure.
@@ -20,7 +22,7 @@ extern "C" {
 
 /* (A library's variants have no entry points of their own since the one-C-file layout: the
  * dispatcher is the launch path.) */
-enum { LB_RAW = 0, LB_DISPATCH1 = 1, LB_DISPATCH8 = 2, LB_NUM_METHODS = 3 };
+enum { LB_RAW = 0, LB_DISPATCH1 = 1, LB_DISPATCH8 = 2, LB_AUTO = 3, LB_NUM_METHODS = 4 };
 
 /* Opens the driver, makes device `device`'s primary context current, allocates the buffers,
  * creates a non-blocking stream and reads tiny1_a0_s0_smNN.cubin (NN: the device's SM, 80 or

@@ -209,7 +209,7 @@ def disassemble(ctx, toolchain, *, symbol, cubin):
     )
     return sass
 
-def link_library(ctx, toolchain, *, c_name, metadata, images):
+def link_library(ctx, toolchain, *, c_name, metadata, images, tuning = None):
     """The TritonLink action: the library's header and its one C file, from the variant records.
 
     Args:
@@ -218,6 +218,8 @@ def link_library(ctx, toolchain, *, c_name, metadata, images):
       c_name: the C API prefix.
       metadata: list of the variants' JSON Files (in variant order).
       images: list of the cubin and PTX Files the records name (the link tool embeds them).
+      tuning: struct(table = File or None, key = list of names, default_algo = int), or None:
+        the tuned dispatch NAME_auto (triton_aot.tuning).
 
     Returns:
       struct(c = File, h = File).
@@ -234,13 +236,24 @@ def link_library(ctx, toolchain, *, c_name, metadata, images):
     args.add(out_h, format = "--out_h=%s")
     if ctx.attr.embed_ptx:
         args.add("--embed_ptx_fallback")
+    tables = []
+    if tuning:
+        args.add_joined(tuning.key, join_with = ",", format_joined = "--tuning_key=%s")
+        args.add(str(tuning.default_algo), format = "--tuning_default_algo=%s")
+
+        # The label as the user types it in the library's own workspace (for the retune command).
+        label = "//{}:{}".format(ctx.label.package, ctx.label.name) if not ctx.label.workspace_name else str(ctx.label)
+        args.add(label, format = "--tuning_label=%s")
+        if tuning.table:
+            args.add(tuning.table, format = "--tuning=%s")
+            tables.append(tuning.table)
     args.add_all(metadata)
     run_triton_tool(
         ctx,
         toolchain,
         module = "link",
         args = args,
-        inputs = metadata + images,
+        inputs = metadata + images + tables,
         outputs = [out_c, out_h],
         mnemonic = "TritonLink",
         progress_message = "Linking Triton library %{label}",
@@ -293,7 +306,40 @@ def compile_c_library(ctx, *, c_file, header, runtime):
         alwayslink = ctx.attr.alwayslink,
         disallow_dynamic_library = True,
     )
-    return cc_common.merge_cc_infos(
+    cc_info = cc_common.merge_cc_infos(
         direct_cc_infos = [CcInfo(compilation_context = compilation_context, linking_context = linking_context)],
         cc_infos = [runtime],
     )
+    return struct(
+        cc_info = cc_info,
+        compilation_outputs = compilation_outputs,
+        feature_configuration = feature_configuration,
+        cc_toolchain = cc_toolchain,
+    )
+
+def link_shared_library(ctx, *, compiled, runtime):
+    """Links the library and the runtime into lib<name>_tune.so, for tools/tune.
+
+    The tuning command loads it with ctypes on the GPU machine. The action runs only when the
+    `tuning` output group is requested.
+
+    Args:
+      ctx: the rule context.
+      compiled: what `compile_c_library` returned.
+      runtime: the runtime's `CcInfo`.
+
+    Returns:
+      The shared library File.
+    """
+    outputs = cc_common.link(
+        name = ctx.label.name + "_tune",
+        actions = ctx.actions,
+        feature_configuration = compiled.feature_configuration,
+        cc_toolchain = compiled.cc_toolchain,
+        compilation_outputs = compiled.compilation_outputs,
+        linking_contexts = [runtime.linking_context],
+        output_type = "dynamic_library",
+        link_deps_statically = True,
+    )
+    lib = outputs.library_to_link
+    return lib.resolved_symlink_dynamic_library or lib.dynamic_library

@@ -7,7 +7,7 @@ load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
 load("@rules_cc//cc:find_cc_toolchain.bzl", "use_cc_toolchain")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("@rules_python//python:defs.bzl", "PyInfo")
-load(":actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "compile_c_library", "compile_variant", "disassemble", "link_library")
+load(":actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "compile_c_library", "compile_variant", "disassemble", "link_library", "link_shared_library")
 load(":providers.bzl", "TritonKernelInfo")
 load(":toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
 load(":validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specializations", "check_targets", "check_tensordesc_targets", "signature_entries")
@@ -57,6 +57,18 @@ def _targets(ctx):
     if ctx.attr.targets:
         return ctx.attr.targets, "targets"
     return ctx.attr._default_targets[BuildSettingInfo].value, "--@rules_triton//:targets"
+
+def _tuning(ctx, hip, num_algos):
+    """The tuned dispatch's settings, or None without `tuning_key`."""
+    if not ctx.attr.tuning_key:
+        if ctx.file.tuning:
+            fail("{}: attribute 'tuning': a table needs tuning_key, the integer arguments it is keyed by (e.g. tuning_key = [\"M\", \"N\", \"K\"])".format(ctx.label))
+        return None
+    if hip:
+        fail("{}: attribute 'tuning_key': the tuned dispatch (NAME_auto) is CUDA only for now; drop tuning_key from this hip library".format(ctx.label))
+    if ctx.attr.tuning_default_algo < 0 or ctx.attr.tuning_default_algo >= max(num_algos, 1):
+        fail("{}: attribute 'tuning_default_algo': {} is not an algo index (0..{})".format(ctx.label, ctx.attr.tuning_default_algo, max(num_algos, 1) - 1))
+    return struct(table = ctx.file.tuning, key = ctx.attr.tuning_key, default_algo = ctx.attr.tuning_default_algo)
 
 def _triton_kernel_library_impl(ctx):
     label = ctx.label
@@ -122,13 +134,34 @@ def _triton_kernel_library_impl(ctx):
 
     # The link tool embeds the images the records name: cubins (or hsacos) always, PTX for the
     # fallback. A HIP library is compiled with the HIP runtime.
-    library = link_library(ctx, toolchain, c_name = c_name, metadata = metadata, images = ir["cubin"] + ir["ptx"] + ir["hsaco"])
+    tuning = _tuning(ctx, hip, len(algos))
+    library = link_library(ctx, toolchain, c_name = c_name, metadata = metadata, images = ir["cubin"] + ir["ptx"] + ir["hsaco"], tuning = tuning)
     runtime = ctx.attr._hip_runtime if hip else ctx.attr._runtime
-    cc_info = compile_c_library(ctx, c_file = library.c, header = library.h, runtime = runtime[CcInfo])
+    compiled = compile_c_library(ctx, c_file = library.c, header = library.h, runtime = runtime[CcInfo])
+    cc_info = compiled.cc_info
     groups = {group: depset(files) for group, files in ir.items()}
     groups["sass"] = depset(sass_files)
     groups["metadata"] = depset(metadata)
     groups["c_sources"] = depset([library.c, library.h])
+
+    # What tools/tune packs for the GPU machine: the library as a shared object, its records.
+    # (The cubins let the GPU test tests/gpu_tune name the variant each launch ran.)
+    tuning_files = [link_shared_library(ctx, compiled = compiled, runtime = runtime[CcInfo])] + metadata + ir["cubin"]
+    tuning_files += [f for f in (ctx.file.tuning, ctx.file.tuning_inputs) if f]
+    if tuning:
+        # What tools/tune needs to know about the library, so that it never guesses.
+        # (Not under _triton/<name>/, where packing scripts take every .json for a record.)
+        about = ctx.actions.declare_file(ctx.label.name + ".tuning_pack.json")
+        ctx.actions.write(about, json.encode({
+            "format": "rules_triton.tuning_pack.v1",
+            "library": c_name,
+            "key": ctx.attr.tuning_key,
+            "default_algo": ctx.attr.tuning_default_algo,
+            # where the table lives in its workspace (the default when the rule names none yet)
+            "table": ctx.file.tuning.short_path if ctx.file.tuning else (ctx.label.package + "/" if ctx.label.package else "") + c_name + ".tuning.json",
+        }))
+        tuning_files.append(about)
+    groups["tuning"] = depset(tuning_files)
     return [
         DefaultInfo(files = depset([library.h])),
         cc_info,
@@ -150,8 +183,14 @@ the driver is opened at run time.
 C API (NAME = `c_name`, default the target name), compatible with Triton's link.py:
 `CUresult NAME(CUstream, args..., int algo_id)`, `NAME_default(CUstream, args...)`,
 `load_NAME()`, `unload_NAME()`, `NAME_get_num_algos()`, `NAME_get_algo_info(algo_id)`.
+With `tuning_key`, also `CUresult NAME_auto(CUstream, args...)`, which needs no algo_id: it
+launches the algo the `tuning` table chose for the nearest tuned shape on the current device
+(docs/design.md, "Tuning tables"), and `int NAME_auto_algo(int sm, int64_t key...)`, which says
+which algo that is.
 
-Output groups: `ptx`, `ttir`, `ttgir`, `llir`, `cubin`, `sass`, `metadata`, `c_sources`; for
+Output groups: `ptx`, `ttir`, `ttgir`, `llir`, `cubin`, `sass`, `metadata`, `c_sources`,
+`tuning` (a shared object of the library with the runtime, the records and the table: what
+`tools/tune` packs for the GPU machine); for
 `hip:gfx...` targets `ttir`, `ttgir`, `llir`, `amdgcn`, `hsaco` (the others are empty).
 
 HIP (`targets = ["hip:gfx90a", "hip:gfx942"]`): the same API with HIP's types,
@@ -233,6 +272,33 @@ arguments (before `algo_id`) and are never passed to the kernel.""",
         "embed_ptx": attr.bool(
             default = False,
             doc = "Also embed the PTX of the highest target, for GPUs no cubin fits (the driver JIT-compiles it).",
+        ),
+        "tuning_key": attr.string_list(
+            doc = """Integer arguments of the C API that choose the algo, e.g. `["M", "N", "K"]`
+(Triton's autotune `key`). Generates `NAME_auto(stream, args...)`: the algo the `tuning` table
+chose for the tuned point nearest the call's key values (L1 distance over log2 of each key),
+for the current device's SM; `tuning_default_algo` when the table has no points for that SM or
+there is no table. CUDA only.""",
+        ),
+        "tuning": attr.label(
+            allow_single_file = [".json"],
+            doc = """The library's tuning table (format `rules_triton.tuning.v1`, e.g.
+`"matmul.tuning.json"` next to the BUILD file), written by `tools/tune` + `python3 -m
+triton_aot.tune` on the GPU machine, or seeded from Triton's autotune cache with `python3 -m
+triton_aot.tuning seed`. The build fails, naming the retune command, when the library's algos
+no longer match the ones the table was tuned with.""",
+        ),
+        "tuning_inputs": attr.label(
+            allow_single_file = [".py"],
+            doc = """The inputs of the tuning command (`python3 -m triton_aot.tune`, on the GPU
+machine): a Python file defining `KEY` (the `tuning_key` names), `SHAPES` (the key values to
+tune), `DTYPES` (library name -> torch dtype name) and `make_args(torch, dtype, **key)`, which
+returns the C API's arguments after the stream (tensors for pointers); optionally
+`check(torch, dtype, args, **key)` -> bool. See examples/kernels/matmul_tuning.py.""",
+        ),
+        "tuning_default_algo": attr.int(
+            default = 0,
+            doc = "The algo `NAME_auto` launches on a device or library the table does not cover.",
         ),
         "copts": attr.string_list(doc = "Extra C compiler flags for the generated C."),
         "alwayslink": attr.bool(default = False, doc = "As in cc_library."),

@@ -224,7 +224,7 @@ def link_tool(args: list[str], check: bool = True) -> subprocess.CompletedProces
 
 
 def generate(out_dir: Path, name: str, metas: list[dict], *, images: dict | None = None,
-             embed_ptx_fallback: bool = False) -> Library:
+             embed_ptx_fallback: bool = False, link_flags: tuple = ()) -> Library:
     """Writes every variant's record and images (fake images unless `images` maps symbol ->
     (cubin, ptx)) and links the library. Returns the library's sources (its C file and the
     runtime)."""
@@ -237,7 +237,7 @@ def generate(out_dir: Path, name: str, metas: list[dict], *, images: dict | None
     flags = [f"--name={name}", f"--out_c={out_dir / name}.c", f"--out_h={out_dir / name}.h"]
     if embed_ptx_fallback:
         flags.append("--embed_ptx_fallback")
-    link_tool(flags + sorted(jsons))
+    link_tool(flags + list(link_flags) + sorted(jsons))
     lib.sources += [out_dir / f"{name}.c", RUNTIME_DIR / "trt_runtime.c"]
     return lib
 

@@ -256,6 +256,29 @@ def _hip_test_impl(ctx):
 
 hip_test = analysistest.make(_hip_test_impl)
 
+# --- the tuned dispatch: link flags, the table as an input, the tuning output group -------------
+
+def _tuning_test_impl(ctx):
+    env = analysistest.begin(ctx)
+    links = _actions(env, "TritonLink")
+    asserts.equals(env, 1, len(links))
+    link = links[0]
+    asserts.equals(env, ["n"], _flag_values(link, "tuning_key"))
+    asserts.equals(env, ["1"], _flag_values(link, "tuning_default_algo"))
+    asserts.equals(env, ["//tests/rules:add_tuned"], _flag_values(link, "tuning_label"))
+    tables = _flag_values(link, "tuning")
+    asserts.true(env, len(tables) == 1 and tables[0].endswith("tests/rules/add_tuned.tuning.json"), "--tuning: {}".format(tables))
+    asserts.true(env, "add_tuned.tuning.json" in [f.basename for f in link.inputs.to_list()], "the table is a link input")
+    group = analysistest.target_under_test(env)[OutputGroupInfo].tuning.to_list()
+    names = [f.basename for f in group]
+    asserts.true(env, "libadd_tuned_tune.so" in names, "tuning group: the shared library: {}".format(names))
+    asserts.true(env, "add_tuned.tuning.json" in names and "add_kernel.py" in names, "tuning group: table and inputs")
+    asserts.equals(env, 2, len([n for n in names if n.endswith(".cubin")]), "tuning group: the cubins (2 algos, 1 target)")
+    asserts.true(env, "add_tuned.tuning_pack.json" in names, "tuning group: the rule's tuning settings for tools/tune")
+    return analysistest.end(env)
+
+tuning_test = analysistest.make(_tuning_test_impl)
+
 def analysis_test_suite(name):
     """Declares every analysis test.
 
@@ -273,6 +296,7 @@ def analysis_test_suite(name):
         (targets_flag_test, ":add_default_targets"),
         (hub_toolchain_test, ":hub_toolchain"),
         (hip_test, ":add_hip"),
+        (tuning_test, ":add_tuned"),
     ]:
         test_name = "{}_{}_{}".format(name, len(tests), subject.lstrip(":"))
         test_rule(name = test_name, target_under_test = subject)

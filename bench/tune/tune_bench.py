@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""Tuned matmul benchmark, on the GPU machine (python3 + torch + triton, no Bazel), from the
+repository root, after `tools/tune //kernels:matmul_tuned //kernels:matmul_tuned_bf16` (in
+examples/) packed the libraries built with their committed tables:
+
+    python3 bench/tune/tune_bench.py .gpu/tune/matmul_tuned .gpu/tune/matmul_tuned_bf16 \\
+        [--out bench/results] [--quick] [--reps 5] [--rounds 3]
+
+Side by side in one process, on every shape of the tuning inputs (SHAPES) and each library's
+dtype:
+  auto    NAME_auto(stream, args...) of the ahead-of-time library: the tuning table's choice
+  cublas  torch.matmul(a, b, out=c)
+  jit     the same kernel file (examples/kernels/matmul_tuned.py) through Triton's JIT with
+          @triton.autotune(key=["M", "N", "K"]) over the library's own configs (its records)
+Every method is timed the same way (triton_aot.tune.time_launches: CUDA-graph replays of a
+batch of launches between CUDA events, median), in `rounds` rounds whose method order rotates;
+the per-method median over rounds is reported. Results are checked against torch.matmul.
+
+Writes tune.json, tune.md and (with matplotlib) tune.png into --out: per shape the three times,
+the algo NAME_auto chose and the config the autotuner chose, cuBLAS time / auto time (>1: auto
+is faster) and JIT time / auto time; the geometric means over the sweep.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from triton_aot import tune, tuning  # noqa: E402
+
+KERNEL_FILE = REPO / "examples" / "kernels" / "matmul_tuned.py"
+TARGETS = {"auto_vs_cublas_geomean_min": 0.95, "auto_vs_jit_min": 1.0}
+
+
+def log(msg: str) -> None:
+    print(f"tune_bench: {msg}", file=sys.stderr, flush=True)
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+
+
+def jit_kernel(triton, recs):
+    """The kernel file's @triton.jit function under @triton.autotune over the library's configs."""
+    spec = importlib.util.spec_from_file_location("matmul_tuned_jit", KERNEL_FILE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    configs = []
+    for i in sorted(recs):
+        r = recs[i]
+        configs.append(triton.Config({k: int(v) for k, v in r.constexprs.items()},
+                                     num_warps=r.launch.num_warps,
+                                     num_stages=r.launch.num_stages))
+
+    def short_bench(fn, quantiles):  # the autotuner's own timer, shortened to fit the GPU budget
+        return triton.testing.do_bench(fn, warmup=3, rep=10, quantiles=quantiles)
+
+    return triton.autotune(configs=configs, key=["M", "N", "K"], do_bench=short_bench)(
+        mod.matmul_tuned_kernel)
+
+
+def bench_library(pack: Path, torch, triton, args, results: list, t_start: float):
+    meta = json.loads((pack / "pack.json").read_text())
+    name = meta["library"]
+    recs = tuning.records_by_algo((pack / "records").glob("*.json"), name)
+    inputs = tune.load_inputs(pack / meta["inputs"])
+    dtype = getattr(torch, inputs.DTYPES[name])
+    lib = tune.Library(pack / meta["so"], name, next(iter(recs.values())))
+    if lib.auto is None:
+        raise SystemExit(f"error: {pack}/{meta['so']} has no {name}_auto: set tuning_key")
+    auto_algo = getattr(lib.lib, f"{name}_auto_algo")
+    auto_algo.restype = tune.ctypes.c_int
+    auto_algo.argtypes = [tune.ctypes.c_int] + [tune.ctypes.c_int64] * len(meta["key"])
+    kernel = jit_kernel(triton, recs)
+    major, minor = torch.cuda.get_device_capability()
+    sm = major * 10 + minor
+    shapes = [tuple(s) for s in inputs.SHAPES]
+    if args.quick:
+        shapes = [s for s in shapes if s[0] == s[1] == s[2] or s[0] in (1, 256)][:12]
+    for shape in shapes:
+        if args.budget_s and time.monotonic() - t_start > args.budget_s:
+            log(f"time budget spent: {name} {'x'.join(map(str, shape))} and later not measured")
+            results.append({"library": name, "shape": list(shape), "skipped": "time budget"})
+            continue
+        M, N, K = shape
+        a, b, c, *rest = inputs.make_args(torch, dtype, M=M, N=N, K=K)
+        cargs = tune.c_values([a, b, c, *rest])
+        c_jit = torch.empty_like(c)
+        c_ref = torch.empty_like(c)
+
+        def grid(meta_):
+            return (triton.cdiv(M, meta_["BLOCK_M"]) * triton.cdiv(N, meta_["BLOCK_N"]),)
+
+        def run_jit(stream_handle=None):
+            kernel[grid](a, b, c_jit, M, N, K, a.stride(0), a.stride(1), b.stride(0),
+                         b.stride(1), c_jit.stride(0), c_jit.stride(1))
+
+        def run_cublas(stream_handle=None):
+            torch.matmul(a, b, out=c_ref)
+
+        def run_auto(stream_handle):
+            r = lib.auto(stream_handle, *cargs)
+            if r != 0:
+                raise RuntimeError(f"{name}_auto returned CUresult {r}")
+
+        row = {"library": name, "dtype": inputs.DTYPES[name], "shape": [M, N, K]}
+        try:
+            run_jit()  # the autotuner benchmarks every config here (untimed)
+            run_cublas()
+            run_auto(torch.cuda.current_stream().cuda_stream)
+            torch.cuda.synchronize()
+            ref = torch.matmul(a, b).float()
+            row["auto_ok"] = bool(torch.allclose(c.float(), ref, atol=3e-2, rtol=3e-2))
+            row["jit_ok"] = bool(torch.allclose(c_jit.float(), ref, atol=3e-2, rtol=3e-2))
+            methods = {"auto": run_auto, "cublas": run_cublas, "jit": run_jit}
+            per = {m: [] for m in methods}
+            order = list(methods)
+            for rnd in range(args.rounds):
+                for m in order[rnd % 3:] + order[:rnd % 3]:
+                    per[m].append(tune.time_launches(torch, methods[m], args.reps))
+            for m, ts in per.items():
+                row[f"{m}_us"] = statistics.median(ts)
+            row["auto_algo"] = auto_algo(sm, M, N, K)
+            row["auto_algo_info"] = lib.infos[row["auto_algo"]]
+            best = kernel.best_config
+            row["jit_config"] = str(best)
+            row["jit_algo"] = next((i for i, r in recs.items()
+                                    if tuning._config_matches(
+                                        {"kwargs": best.kwargs, "num_warps": best.num_warps,
+                                         "num_stages": best.num_stages,
+                                         "num_ctas": best.num_ctas, "maxnreg": best.maxnreg},
+                                        r.constexprs, r.launch)), None)
+            row["cublas_over_auto"] = row["cublas_us"] / row["auto_us"]
+            row["jit_over_auto"] = row["jit_us"] / row["auto_us"]
+            row["tflops_auto"] = 2.0 * M * N * K / row["auto_us"] / 1e6
+            log(f"{name} {M}x{N}x{K}: auto {row['auto_us']:.1f} us (algo {row['auto_algo']}), "
+                f"cuBLAS {row['cublas_us']:.1f}, JIT {row['jit_us']:.1f} (algo {row['jit_algo']})")
+        except Exception as e:  # one shape's failure is reported, never ends the run
+            row["error"] = f"{type(e).__name__}: {e}"[:300]
+            log(f"{name} {M}x{N}x{K}: {row['error']}")
+            torch.cuda.synchronize()
+        results.append(row)
+        del a, b, c, c_jit, c_ref, cargs, rest
+
+
+def summarize(rows: list) -> dict:
+    ok = [r for r in rows if "auto_us" in r]
+    out = {}
+    for lib in sorted({r["library"] for r in ok}) + [None]:
+        sel = [r for r in ok if lib is None or r["library"] == lib]
+        if not sel:
+            continue
+        jit = [r["jit_over_auto"] for r in sel]
+        out[lib or "all"] = {
+            "shapes": len(sel),
+            "auto_vs_cublas_geomean": geomean([r["cublas_over_auto"] for r in sel]),
+            "auto_vs_jit_geomean": geomean(jit),
+            "auto_vs_jit_min": min(jit),
+            "shapes_below_jit": [r["shape"] for r in sel if r["jit_over_auto"] < 1.0],
+            "shapes_below_jit_by_more_than_3pct": [
+                r["shape"] for r in sel if r["jit_over_auto"] < 0.97],
+            "same_choice_as_autotuner": sum(1 for r in sel if r["auto_algo"] == r.get("jit_algo")),
+            "all_results_correct": all(r["auto_ok"] and r["jit_ok"] for r in sel),
+        }
+    return out
+
+
+def markdown(res: dict) -> str:
+    env = res["environment"]
+    s = res["summary"].get("all", {})
+    lines = ["# Tuned matmul: NAME_auto vs cuBLAS vs Triton JIT autotune", "",
+             f"{env['gpu']} (sm_{env['sm']}), torch {env['torch']}, triton {env['triton']}, "
+             f"{env['date']}. Generated by bench/tune/tune_bench.py; times are medians of "
+             "CUDA-graph replays (GPU time, host launch cost excluded), the three methods side "
+             "by side in one process.", ""]
+    if s:
+        lines += [f"- speed vs cuBLAS, geometric mean over {s['shapes']} shapes: "
+                  f"**{s['auto_vs_cublas_geomean']:.3f}x** (target >= "
+                  f"{TARGETS['auto_vs_cublas_geomean_min']})",
+                  f"- speed vs the autotuned JIT: geometric mean {s['auto_vs_jit_geomean']:.3f}x, "
+                  f"worst shape {s['auto_vs_jit_min']:.3f}x; {len(s['shapes_below_jit'])} "
+                  f"shape(s) below 1.0x, {len(s['shapes_below_jit_by_more_than_3pct'])} below "
+                  "0.97x",
+                  f"- same algo as the autotuner on {s['same_choice_as_autotuner']} of "
+                  f"{s['shapes']} shapes; all results correct: {s['all_results_correct']}", ""]
+    for lib, v in res["summary"].items():
+        if lib != "all":
+            lines.append(f"- {lib}: vs cuBLAS {v['auto_vs_cublas_geomean']:.3f}x, vs JIT "
+                         f"{v['auto_vs_jit_geomean']:.3f}x (worst {v['auto_vs_jit_min']:.3f}x)")
+    lines += ["", "| library | M x N x K | cuBLAS us | auto us (algo) | JIT us (algo) | "
+              "cuBLAS/auto | JIT/auto | auto TFLOPS |", "|---|---|---|---|---|---|---|---|"]
+    for r in res["rows"]:
+        shape = "x".join(map(str, r["shape"]))
+        if "auto_us" not in r:
+            lines.append(f"| {r['library']} | {shape} | {r.get('error') or r.get('skipped')} "
+                         "| | | | | |")
+            continue
+        lines.append(f"| {r['library']} | {shape} | {r['cublas_us']:.1f} | {r['auto_us']:.1f} "
+                     f"({r['auto_algo']}) | {r['jit_us']:.1f} ({r['jit_algo']}) | "
+                     f"{r['cublas_over_auto']:.3f} | {r['jit_over_auto']:.3f} | "
+                     f"{r['tflops_auto']:.0f} |")
+    lines += ["", "Algos (index: config):", ""]
+    for i, info in enumerate(res.get("algos", [])):
+        lines.append(f"- {i}: {info}")
+    return "\n".join(lines) + "\n"
+
+
+def chart(res: dict, path: Path) -> str | None:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed: no chart"
+    rows = [r for r in res["rows"] if "auto_us" in r]
+    if not rows:
+        return "no results to chart"
+    fig, ax = plt.subplots(figsize=(max(8, 0.22 * len(rows)), 5))
+    xs = range(len(rows))
+    ax.bar([x - 0.2 for x in xs], [r["cublas_over_auto"] for r in rows], 0.4,
+           label="cuBLAS time / auto time")
+    ax.bar([x + 0.2 for x in xs], [r["jit_over_auto"] for r in rows], 0.4,
+           label="autotuned JIT time / auto time")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels([f"{r['dtype'][:4]} {'x'.join(map(str, r['shape']))}" for r in rows],
+                       rotation=90, fontsize=6)
+    ax.set_ylabel("speed of NAME_auto relative to (>1: auto faster)")
+    ax.set_title(f"Tuned matmul on {res['environment']['gpu']}")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("packs", nargs="+", type=Path)
+    ap.add_argument("--out", type=Path, default=REPO / "bench" / "results")
+    ap.add_argument("--quick", action="store_true", help="a dozen shapes per library")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--budget_s", type=float, default=420.0,
+                    help="skip the remaining shapes after this many seconds")
+    args = ap.parse_args()
+    import torch
+    import triton
+
+    t0 = time.monotonic()
+    major, minor = torch.cuda.get_device_capability()
+    res = {"format": "rules_triton.tune_bench.v1", "targets": TARGETS, "environment": {
+        "gpu": torch.cuda.get_device_name(), "sm": major * 10 + minor, "torch": torch.__version__,
+        "triton": triton.__version__, "python": platform.python_version(),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, "rows": []}
+    for pack in args.packs:
+        bench_library(pack, torch, triton, args, res["rows"], t0)
+        meta = json.loads((pack / "pack.json").read_text())
+        res.setdefault("algos", [a.info for a in tuning.empty_table(
+            meta["library"], meta["key"], tuning.records_by_algo(
+                (pack / "records").glob("*.json"), meta["library"])).algos])
+    res["summary"] = summarize(res["rows"])
+    res["seconds"] = round(time.monotonic() - t0, 1)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "tune.json").write_text(json.dumps(res, indent=1) + "\n")
+    note = chart(res, args.out / "tune.png")
+    md = markdown(res) + (f"\n({note})\n" if note else "\n![chart](tune.png)\n")
+    (args.out / "tune.md").write_text(md)
+    log(f"wrote {args.out}/tune.json, tune.md{'' if note else ', tune.png'} in {res['seconds']} s")
+    print(md)
+    return 0 if all("error" not in r for r in res["rows"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

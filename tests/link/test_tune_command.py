@@ -1,0 +1,121 @@
+"""The tuning command (triton_aot.tune) on the CPU: a stub `torch` (events that read the fake
+driver's launch records and charge each algo a made-up time per M) and the fake driver behind a
+library built by the harness. Checks the measured winners, the failure reasons ("exceeds
+resources", "failed: ..."), the table it writes and that it keeps another SM's device."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import harness
+from harness import arg, constexpr, variant
+from triton_aot import tuning
+from triton_aot.variant import VariantRecord
+
+
+def tune_variants() -> list[dict]:
+    args = lambda block, m_hint=None: [
+        arg("a_ptr", "*fp16"), arg("b_ptr", "*fp16"), arg("c_ptr", "*fp16"),
+        arg("M", "i32", m_hint), arg("N", "i32"), arg("K", "i32"), constexpr("BLOCK", block)]
+    common = dict(kernel_name="mm_kernel", arch=90)
+    return [
+        variant("mm_a0_sm90", args(16), algo_index=0, **common),
+        variant("mm_a1_sm90", args(64), algo_index=1, **common),
+        # more shared memory than the device below can opt in to
+        variant("mm_a2_sm90", args(128), algo_index=2, shared=200 * 1024, **common),
+        # only an M % 16 == 0 variant: M = 1 matches none (CUDA_ERROR_INVALID_VALUE)
+        variant("mm_a3_sm90", args(32, 16), algo_index=3, **common),
+    ]
+
+
+STUB_TORCH = '''
+import ctypes, os, types
+fake = ctypes.CDLL(os.environ["FAKE_LIBCUDA"])  # answers the library's dlopen("libcuda.so.1")
+fake.fake_cuda_create_context.restype = ctypes.c_void_p
+fake.fake_cuda_reset()
+fake.fake_cuda_set_device(0, 9, 0, 101376)
+fake.fake_cuda_set_current(ctypes.c_void_p(fake.fake_cuda_create_context(0)))
+
+class Launch(ctypes.Structure):
+    _fields_ = [("seq", ctypes.c_int), ("ex", ctypes.c_int), ("module_id", ctypes.c_int),
+                ("ctx", ctypes.c_void_p), ("tag", ctypes.c_char * 96), ("name", ctypes.c_char * 96),
+                ("is_ptx", ctypes.c_int), ("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
+                ("shared", ctypes.c_uint), ("stream", ctypes.c_void_p), ("num_attrs", ctypes.c_int),
+                ("cluster", ctypes.c_uint * 3), ("cluster_policy", ctypes.c_int),
+                ("cooperative", ctypes.c_int), ("pdl", ctypes.c_int), ("num_params", ctypes.c_int),
+                ("param_size", ctypes.c_uint * 32), ("param_bytes", (ctypes.c_ubyte * 8) * 32)]
+
+def cost_us(i):  # made-up kernel times: algo 0 wins small M, algo 1 large M
+    l = Launch()
+    fake.fake_cuda_get_launch(i, ctypes.byref(l))
+    algo = int(l.tag.decode().split("_a")[1].split("_")[0])
+    m = int.from_bytes(bytes(l.param_bytes[3][:4]), "little")
+    return {0: 5 + m / 16, 1: 50 + m / 256, 3: 1000.0}[algo]
+
+class Event:
+    def __init__(self, enable_timing=False): self.n = 0
+    def record(self, stream=None): self.n = fake.fake_cuda_num_launches()
+    def synchronize(self): pass
+    def elapsed_time(self, end): return sum(cost_us(i) for i in range(self.n, end.n)) / 1000.0
+
+class CUDAGraph:  # capture is not possible here: tune falls back to plain launches
+    def __init__(self): raise RuntimeError("no graphs in the stub")
+
+cuda = types.SimpleNamespace(
+    current_device=lambda: 0, get_device_capability=lambda d=None: (9, 0),
+    get_device_properties=lambda d: types.SimpleNamespace(name="Fake GPU"),
+    current_stream=lambda: types.SimpleNamespace(cuda_stream=0), synchronize=lambda: None,
+    Event=Event, CUDAGraph=CUDAGraph, graph=None)
+float16 = "float16"
+'''
+
+INPUTS = '''
+KEY = ("M", "N", "K")
+SHAPES = [(16, 64, 64), (4096, 64, 64), (1, 64, 64)]
+DTYPES = {"mm": "float16"}
+def make_args(torch, dtype, M, N, K):
+    assert dtype == "float16"
+    return [0x100000, 0x200000, 0x300000, M, N, K]
+'''
+
+
+def test_tune_command_writes_the_table(tmp_path, fake_dir):
+    metas = tune_variants()
+    lib = harness.build(tmp_path / "lib", "mm", metas, link_flags=("--tuning_key=M,N,K",))
+    pack = tmp_path / "pack"
+    (pack / "records").mkdir(parents=True)
+    for m in metas:
+        (pack / "records" / f"{m['symbol']}.json").write_text(json.dumps(m))
+    (pack / "libmm.so").write_bytes(lib.so.read_bytes())
+    (pack / "inputs.py").write_text(INPUTS)
+    recs = {r.algo_index: r for r in map(VariantRecord.from_dict, metas)}
+    old = tuning.empty_table("mm", ("M", "N", "K"), recs).with_device(
+        tuning.Device("An A100", 80, "manual", (tuning.Point((1, 1, 1), (), 0),)))
+    (pack / "table.json").write_text(old.to_json())
+    out = tmp_path / "mm.tuning.json"
+    (pack / "pack.json").write_text(json.dumps({
+        "library": "mm", "key": ["M", "N", "K"], "so": "libmm.so", "inputs": "inputs.py",
+        "table": str(out)}))
+    (tmp_path / "stub" / "torch").mkdir(parents=True)
+    (tmp_path / "stub" / "torch" / "__init__.py").write_text(STUB_TORCH)
+    env = {"PYTHONPATH": f"{tmp_path / 'stub'}:{harness.REPO_ROOT}",
+           "FAKE_LIBCUDA": str(fake_dir / "libcuda.so.1"), "PATH": "/usr/bin:/bin"}
+    p = subprocess.run([sys.executable, "-m", "triton_aot.tune", str(pack), "--reps", "3"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    table = tuning.read_table(out)
+    assert table.library == "mm" and [d.sm for d in table.devices] == [80, 90]
+    dev = table.device(90)
+    assert dev.name == "Fake GPU" and dev.source == "tune"
+    by_key = {p.key: p for p in dev.points}
+    small, large, one = by_key[(16, 64, 64)], by_key[(4096, 64, 64)], by_key[(1, 64, 64)]
+    assert small.winner == 0 and large.winner == 1 and one.winner == 0
+    assert small.times_us[0] == 6.0 and large.times_us[1] == 66.0
+    for point in (small, large, one):
+        assert point.times_us[2] == "exceeds resources"
+    assert small.times_us[3] == 1000.0
+    assert isinstance(one.times_us[3], str) and one.times_us[3].startswith("failed: ")
+    assert "algo 1" in p.stderr and "wrote" in p.stderr

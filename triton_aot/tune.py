@@ -1,0 +1,262 @@
+"""The tuning command: times every algo of a kernel library on a set of shapes on this machine's
+GPU and writes the library's tuning table (triton_aot.tuning, format rules_triton.tuning.v1).
+
+Runs where the GPU is, from the repository checkout and a folder that `tools/tune LABEL` packed
+on the build machine (no Bazel here; python3 + torch + the driver):
+
+    python3 -m triton_aot.tune .gpu/tune/NAME [--out TABLE.json] [--budget_s 420] [--reps 10]
+
+The folder holds pack.json (library name, key, where the table lives in the repository), the
+library as a shared object with its C API (ctypes: NAME(stream, args..., algo_id),
+NAME_get_num_algos, NAME_get_algo_info), its variant records (for the algo fingerprints), the
+current table and the user's inputs file (`tuning_inputs`: KEY, SHAPES, DTYPES, make_args,
+optionally check).
+
+For each shape it makes the arguments once, then for each algo: one launch (loads the module;
+a failing launch is recorded as "failed: <CUresult name>", or "exceeds resources" for
+CUDA_ERROR_NOT_SUPPORTED / OUT_OF_RESOURCES, and the run goes on), the result check if the
+inputs file has one ("wrong result"), then CUDA-event timing: `reps` replays of a CUDA graph
+of a batch of back-to-back launches (sized to ~200 us of GPU time, at least one launch), the
+median of the per-launch times: GPU time only, as the launch path is the same for every algo.
+No L2 flush between launches: the steady state of a serving loop.
+
+The table keeps the other devices of the existing table (one device per SM: this run replaces
+this SM's) unless its algos no longer match the library's, in which case it starts afresh.
+With --budget_s, shapes left when the budget is spent are not measured (and listed in the
+table's notes). Exit code 0 when the table was written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import importlib.util
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from triton_aot import tuning
+
+CUDA_ERROR_NOT_SUPPORTED = 801
+CUDA_ERROR_OUT_OF_RESOURCES = 701
+RESOURCE_ERRORS = (CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_RESOURCES)
+
+_CTYPES = {"CUdeviceptr": ctypes.c_uint64, "bool": ctypes.c_bool, "int8_t": ctypes.c_int8,
+           "int16_t": ctypes.c_int16, "int32_t": ctypes.c_int32, "int64_t": ctypes.c_int64,
+           "uint8_t": ctypes.c_uint8, "uint16_t": ctypes.c_uint16, "uint32_t": ctypes.c_uint32,
+           "uint64_t": ctypes.c_uint64, "float": ctypes.c_float, "double": ctypes.c_double}
+
+
+def log(msg: str) -> None:
+    print(f"tune: {msg}", file=sys.stderr, flush=True)
+
+
+def load_inputs(path: Path):
+    spec = importlib.util.spec_from_file_location("tuning_inputs", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for attr in ("KEY", "SHAPES", "DTYPES", "make_args"):
+        if not hasattr(mod, attr):
+            raise SystemExit(f"error: {path} defines no {attr}; see triton_aot/tune.py")
+    return mod
+
+
+class Library:
+    """A kernel library's C API through ctypes."""
+
+    def __init__(self, so: Path, name: str, record):
+        self.lib = ctypes.CDLL(str(so))
+        self.name = name
+        argtypes = [ctypes.c_void_p] + [_CTYPES[a.c_type.ctype] if not a.is_pointer
+                                        else ctypes.c_uint64 for a in record.c_args]
+        self.fn = getattr(self.lib, name)
+        self.fn.argtypes = argtypes + [ctypes.c_int]
+        self.fn.restype = ctypes.c_int
+        self.num_algos = getattr(self.lib, f"{name}_get_num_algos")()
+        info = getattr(self.lib, f"{name}_get_algo_info")
+        info.restype = ctypes.c_char_p
+        self.infos = [info(i).decode() for i in range(self.num_algos)]
+        self.auto = getattr(self.lib, f"{name}_auto", None)
+        if self.auto is not None:
+            self.auto.argtypes = argtypes
+            self.auto.restype = ctypes.c_int
+
+
+def c_values(args: list) -> list:
+    """Tensors become their device addresses; everything else is passed as it is."""
+    return [a.data_ptr() if hasattr(a, "data_ptr") else a for a in args]
+
+
+class Driver:
+    """cuGetErrorName, for the reason of a failed launch."""
+
+    def __init__(self):
+        self.get_name = None
+        try:
+            self.get_name = ctypes.CDLL("libcuda.so.1").cuGetErrorName
+            self.get_name.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+        except (OSError, AttributeError):  # no driver, or one without cuGetErrorName
+            pass
+
+    def name(self, code: int) -> str:
+        s = ctypes.c_char_p()
+        if self.get_name is not None and self.get_name(code, ctypes.byref(s)) == 0:
+            return s.value.decode()
+        return f"CUresult {code}"
+
+
+def time_launches(torch, launch, reps: int, target_us: float = 200.0) -> float:
+    """Median microseconds per launch of `launch(stream)`: `reps` replays of a CUDA graph of a
+    batch of back-to-back launches (sized to ~target_us of GPU time), between CUDA events, so
+    the host's launch cost (Python, ctypes) never shows; plain launches between events when the
+    launch cannot be captured."""
+    stream = torch.cuda.current_stream()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record(stream)
+    launch(stream.cuda_stream)
+    end.record(stream)
+    end.synchronize()
+    one = max(start.elapsed_time(end) * 1000.0, 1.0)
+    batch = max(1, min(200, int(target_us / one)))
+    graph = None
+    try:
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            capture = torch.cuda.current_stream()
+            for _ in range(batch):
+                launch(capture.cuda_stream)
+        graph.replay()
+        torch.cuda.synchronize()
+    except RuntimeError:
+        graph = None
+        torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start.record(stream)
+        if graph is not None:
+            graph.replay()
+        else:
+            for _ in range(batch):
+                launch(stream.cuda_stream)
+        end.record(stream)
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1000.0 / batch)
+    return statistics.median(times)
+
+
+def measure_algo(torch, lib: Library, driver: Driver, stream: int, cargs: list, algo: int,
+                 check, reps: int):
+    r = lib.fn(stream, *cargs, algo)
+    if r != 0:
+        return "exceeds resources" if r in RESOURCE_ERRORS else f"failed: {driver.name(r)}"
+    torch.cuda.synchronize()
+    if check is not None and not check():
+        return "wrong result"
+    return time_launches(torch, lambda st: lib.fn(st, *cargs, algo), reps)
+
+
+def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
+         shapes_filter: str | None = None) -> tuning.Table:
+    import torch
+
+    meta = json.loads((pack / "pack.json").read_text())
+    name, key = meta["library"], tuple(meta["key"])
+    recs = tuning.records_by_algo((pack / "records").glob("*.json"), name)
+    fresh = tuning.empty_table(name, key, recs)
+    inputs = load_inputs(pack / meta["inputs"])
+    if tuple(inputs.KEY) != key:
+        raise SystemExit(f"error: {meta['inputs']}: KEY is {inputs.KEY} but the library's "
+                         f"tuning_key is {key}")
+    if name not in inputs.DTYPES:
+        raise SystemExit(f"error: {meta['inputs']}: DTYPES has no entry for {name}")
+    dtype = getattr(torch, inputs.DTYPES[name])
+    lib = Library(pack / meta["so"], name, next(iter(recs.values())))
+    if lib.infos != [a.info for a in fresh.algos]:
+        raise SystemExit("error: the packed library and its records disagree; rerun tools/tune")
+    driver = Driver()
+    dev = torch.cuda.current_device()
+    props = torch.cuda.get_device_properties(dev)
+    major, minor = torch.cuda.get_device_capability(dev)
+    sm = major * 10 + minor
+    stream = torch.cuda.current_stream().cuda_stream
+    shapes = [tuple(s) for s in inputs.SHAPES]
+    if shapes_filter:
+        keep = {tuple(int(v) for v in s.split("x")) for s in shapes_filter.split(",")}
+        shapes = [s for s in shapes if s in keep]
+    log(f"{name}: {lib.num_algos} algos x {len(shapes)} shapes on {props.name} (sm_{sm}), "
+        f"{inputs.DTYPES[name]}")
+
+    t0 = time.monotonic()
+    points, skipped = [], []
+    for values in shapes:
+        if budget_s is not None and time.monotonic() - t0 > budget_s:
+            skipped.append(values)
+            continue
+        kw = dict(zip(key, values))
+        args = inputs.make_args(torch, dtype, **kw)
+        cargs = c_values(args)
+        check = None
+        if hasattr(inputs, "check"):
+            check = lambda: inputs.check(torch, dtype, args, **kw)  # noqa: E731
+        times = []
+        for algo in range(lib.num_algos):
+            try:
+                times.append(measure_algo(torch, lib, driver, stream, cargs, algo, check, reps))
+            except RuntimeError as e:  # a CUDA error torch saw (e.g. an illegal address)
+                times.append(f"failed: {str(e).splitlines()[0][:80]}")
+                torch.cuda.synchronize()
+        win = tuning.winner_of(times)
+        points.append(tuning.Point(values, tuple(times), win))
+        shown = f"algo {win} {times[win]:.1f} us" if win is not None else "no algo ran"
+        log(f"  {'x'.join(map(str, values))}: {shown}")
+        del args, cargs
+    table = fresh
+    existing = out if out is not None and out.exists() else pack / "table.json"
+    if existing.exists():
+        try:
+            old = tuning.read_table(existing)
+            if old.algos == fresh.algos and old.key == fresh.key and old.library == name:
+                table = tuning.Table(name, key, fresh.algos, old.devices)
+            else:
+                log(f"{existing}: tuned for other algos; starting a new table")
+        except tuning.TableError as e:
+            log(f"{existing}: {e}; starting a new table")
+    notes = [n for n in table.notes if not n.startswith("Not tuned yet")]
+    if skipped:
+        notes.append(f"sm_{sm}: over the time budget, not measured: "
+                     + ", ".join("x".join(map(str, s)) for s in skipped))
+    table = tuning.Table(name, key, table.algos, table.devices, tuple(notes))
+    table = table.with_device(tuning.Device(props.name, sm, "tune", tuple(points)))
+    log(f"{name}: {len(points)} shapes in {time.monotonic() - t0:.0f} s"
+        + (f", {len(skipped)} skipped (budget)" if skipped else ""))
+    return table
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m triton_aot.tune", description=__doc__.split(
+        "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("pack", type=Path, help="the folder tools/tune packed (.gpu/tune/NAME)")
+    ap.add_argument("--out", type=Path, help="the table to write (default: the library's "
+                    "table in the repository, as pack.json names it; its other devices are kept)")
+    ap.add_argument("--reps", type=int, default=10, help="timed batches per algo and shape")
+    ap.add_argument("--budget_s", type=float, default=None,
+                    help="stop measuring new shapes after this many seconds")
+    ap.add_argument("--shapes", help="only these shapes, e.g. 4096x4096x4096,1x4096x4096")
+    args = ap.parse_args(argv)
+    if not (args.pack / "pack.json").is_file():
+        print(f"error: {args.pack} has no pack.json: run tools/tune LABEL on the build machine "
+              "and use the folder it prints", file=sys.stderr)
+        return 2
+    meta = json.loads((args.pack / "pack.json").read_text())
+    out = args.out or Path(meta["table"])
+    table = tune(args.pack, out, args.reps, args.budget_s, args.shapes)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(table.to_json(), encoding="utf-8")
+    log(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

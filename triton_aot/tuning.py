@@ -1,0 +1,400 @@
+"""Tuning tables (format rules_triton.tuning.v1): which algo of a library is fastest for which
+input sizes on which GPU, with every measurement that decided it.
+
+One JSON file per library, committed next to its BUILD file and passed to the rule
+(`triton_kernel_library(tuning = "NAME.tuning.json", tuning_key = ["M", "N", "K"])`). The link
+tool turns it into `NAME_auto(stream, args...)`, which needs no algo_id (docs/design.md,
+"Tuning tables"). The tables are written by `python3 -m triton_aot.tune` on a GPU machine, or
+seeded from Triton's own autotune cache (`python3 -m triton_aot.tuning seed`).
+
+    {
+      "format": "rules_triton.tuning.v1",
+      "library": "matmul_tuned",                  # the C API prefix (c_name)
+      "key": ["M", "N", "K"],                     # integer arguments of the C API
+      "algos": [                                  # the library's algos, as tuned
+        {"index": 0, "info": "BLOCK_M=128 ... num_warps=8 num_stages=3",
+         "fingerprint": "3f1c..."}, ...],
+      "devices": [                                # one per SM
+        {"name": "NVIDIA H100 80GB HBM3", "sm": 90, "source": "tune",
+         "points": [                              # one per measured shape, sorted by key
+           {"key": [4096, 4096, 4096], "times_us": [812.4, "failed: CUDA_ERROR_...",
+            "exceeds resources", null, ...], "winner": 0}, ...]}]
+    }
+
+`times_us[i]` is algo i's median time in microseconds, or why it has none ("failed: <CUresult
+name>", "exceeds resources", "wrong result", or null: not measured). `winner` is the fastest
+algo with a time (ties: the lower index); null when none ran. `source` says where the numbers
+came from: "tune" (triton_aot.tune), "triton-autotune-cache" (seeded), or "manual" (written by
+hand: points may have empty `times_us` and just name a winner).
+
+The fingerprint of an algo hashes what makes it that algo (constexpr values, num_warps,
+num_stages, num_ctas, maxnreg): when the library's algo list changes, the link tool sees the
+table no longer describes it and fails the build with the command that retunes it.
+
+Lookup (the C of NAME_auto and `lookup()` here, which agree bit for bit): the key arguments'
+base-2 logarithms in fixed point (1/256 octave, from the position of the leading bit and a
+256-entry table of the next 8 bits; values <= 1 count as 1), then the tuned point of the
+device's SM nearest in the sum of per-key |log2 difference| (L1 in log space), the first in
+table order on ties; its winner is launched. A device SM with no points, or no table, gives
+the library's default algo (`tuning_default_algo`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+FORMAT = "rules_triton.tuning.v1"
+SOURCES = ("tune", "triton-autotune-cache", "manual")
+Q = 256  # fixed point of the log2 values: 1/256 octave
+
+# round(256 * log2(1 + f / 256)) for the 8 bits after the leading one; the C has the same table.
+LOG2_FRAC = tuple(round(Q * math.log2(1 + f / Q)) for f in range(Q))
+
+
+class TableError(ValueError):
+    """A table the tools cannot use; the message names the field."""
+
+
+def log2_q8(x: int) -> int:
+    """log2(x) in 1/256 octaves, as the generated C computes it (x <= 1 -> 0)."""
+    if x <= 1:
+        return 0
+    x = min(int(x), (1 << 63) - 1)
+    e = x.bit_length() - 1
+    f = (x >> (e - 8)) if e >= 8 else (x << (8 - e))
+    return e * Q + LOG2_FRAC[f & 0xFF]
+
+
+def fingerprint(constexprs: dict[str, Any], num_warps: int, num_stages: int, num_ctas: int = 1,
+                maxnreg: int | None = None) -> str:
+    """What makes an algo that algo, hashed: constexpr values (by name, as their source
+    spelling: 128, True, tl.float16) and the launch meta-parameters Triton's Config has."""
+    text = json.dumps({"constexprs": {k: str(v) for k, v in sorted(constexprs.items())},
+                       "num_warps": num_warps, "num_stages": num_stages, "num_ctas": num_ctas,
+                       "maxnreg": maxnreg}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def record_fingerprint(record) -> str:
+    """The fingerprint of a variant record's algo (triton_aot.variant.VariantRecord)."""
+    cfg = record.launch
+    return fingerprint(record.constexprs, cfg.num_warps, cfg.num_stages, cfg.num_ctas, cfg.maxnreg)
+
+
+@dataclass(frozen=True)
+class TunedAlgo:
+    index: int
+    info: str
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class Point:
+    key: tuple[int, ...]
+    times_us: tuple[float | str | None, ...]
+    winner: int | None
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str
+    sm: int
+    source: str
+    points: tuple[Point, ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    library: str
+    key: tuple[str, ...]
+    algos: tuple[TunedAlgo, ...]
+    devices: tuple[Device, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    # ---- JSON: fixed key order, one point per line, so that diffs of retuned tables read well
+
+    def to_json(self) -> str:
+        d = json.dumps
+        lines = ["{", f'  "format": {d(FORMAT)},', f'  "library": {d(self.library)},',
+                 f'  "key": {d(list(self.key))},']
+        if self.notes:
+            lines.append(f'  "notes": {d(list(self.notes))},')
+        lines.append('  "algos": [')
+        lines += [f'    {{"index": {a.index}, "info": {d(a.info)}, '
+                  f'"fingerprint": {d(a.fingerprint)}}}' + ("," if i + 1 < len(self.algos) else "")
+                  for i, a in enumerate(self.algos)]
+        lines.append("  ],")
+        lines.append('  "devices": [' + ("" if self.devices else "]"))
+        for di, dev in enumerate(self.devices):
+            lines.append(f'    {{"name": {d(dev.name)}, "sm": {dev.sm}, "source": {d(dev.source)}, '
+                         '"points": [')
+            for pi, p in enumerate(sorted(dev.points, key=lambda q: q.key)):
+                times = [round(t, 3) if isinstance(t, float) else t for t in p.times_us]
+                lines.append(f'      {{"key": {d(list(p.key))}, "times_us": '
+                             f'{d(times, allow_nan=False)}, "winner": {d(p.winner)}}}'
+                             + ("," if pi + 1 < len(dev.points) else ""))
+            lines.append("    ]}" + ("," if di + 1 < len(self.devices) else ""))
+        if self.devices:
+            lines.append("  ]")
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> "Table":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise TableError(f"not valid JSON: {e}") from None
+        try:
+            return _from_dict(data)
+        except (KeyError, TypeError, AttributeError) as e:
+            what = f"lacks {e.args[0]!r}" if isinstance(e, KeyError) else str(e)
+            raise TableError(f"malformed tuning table: {what}") from None
+
+    def device(self, sm: int) -> Device | None:
+        return next((d for d in self.devices if d.sm == sm), None)
+
+    def with_device(self, dev: Device) -> "Table":
+        """This table with `dev` replacing the device of the same SM (one device per SM)."""
+        dev = Device(dev.name, dev.sm, dev.source, tuple(sorted(dev.points, key=lambda q: q.key)))
+        devices = [d for d in self.devices if d.sm != dev.sm] + [dev]
+        return Table(self.library, self.key, self.algos,
+                     tuple(sorted(devices, key=lambda d: d.sm)), self.notes)
+
+
+def _int(v: Any, what: str, minimum: int | None = None) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or (minimum is not None and v < minimum):
+        raise TableError(f"{what} must be an integer" + (f" >= {minimum}" if minimum is not None
+                                                         else "") + f", got {v!r}")
+    return v
+
+
+def _from_dict(data: Any) -> Table:
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        got = data.get("format") if isinstance(data, dict) else None
+        raise TableError(f"format {got!r} is not {FORMAT!r}: not a rules_triton tuning table")
+    unknown = sorted(set(data) - {"format", "library", "key", "algos", "devices", "notes"})
+    if unknown:
+        raise TableError(f"unknown field(s) {unknown}")
+    library = data["library"]
+    if not isinstance(library, str):
+        raise TableError(f"library must be a string, got {library!r}")
+    key = data["key"]
+    if (not isinstance(key, list) or not key or not all(isinstance(k, str) for k in key)
+            or len(set(key)) != len(key)):
+        raise TableError(f"key must be a non-empty list of distinct argument names, got {key!r}")
+    algos = []
+    for i, a in enumerate(data["algos"]):
+        if _int(a["index"], f"algos[{i}].index") != i:
+            raise TableError(f"algos[{i}].index is {a['index']}; list the algos 0..N-1 in order")
+        if not isinstance(a["info"], str) or not isinstance(a["fingerprint"], str):
+            raise TableError(f"algos[{i}] needs string info and fingerprint")
+        algos.append(TunedAlgo(i, a["info"], a["fingerprint"]))
+    devices, sms = [], set()
+    for di, dv in enumerate(data["devices"]):
+        what = f"devices[{di}]"
+        sm = _int(dv["sm"], f"{what}.sm", 10)
+        if sm in sms:
+            raise TableError(f"{what}: a second device with sm {sm}; keep one device per SM")
+        sms.add(sm)
+        if not isinstance(dv["name"], str):
+            raise TableError(f"{what}.name must be a string")
+        if dv.get("source", "tune") not in SOURCES:
+            raise TableError(f"{what}.source {dv.get('source')!r} is not one of {SOURCES}")
+        points, seen = [], set()
+        for pi, p in enumerate(dv["points"]):
+            pw = f"{what}.points[{pi}]"
+            pkey = p["key"]
+            if not isinstance(pkey, list) or len(pkey) != len(key):
+                raise TableError(f"{pw}.key must hold {len(key)} integers ({', '.join(key)})")
+            pkey = tuple(_int(v, f"{pw}.key", 0) for v in pkey)
+            if pkey in seen:
+                raise TableError(f"{pw}: key {list(pkey)} appears twice")
+            seen.add(pkey)
+            times = p.get("times_us", [])
+            if not isinstance(times, list) or (times and len(times) != len(algos)):
+                raise TableError(f"{pw}.times_us must list one entry per algo ({len(algos)})")
+            for t in times:
+                if not (t is None or isinstance(t, str) or
+                        (isinstance(t, (int, float)) and not isinstance(t, bool) and t >= 0)):
+                    raise TableError(f"{pw}.times_us: {t!r} is not a time, a reason or null")
+            winner = p.get("winner")
+            if winner is not None and not 0 <= _int(winner, f"{pw}.winner") < len(algos):
+                raise TableError(f"{pw}.winner {winner} is not an algo index (0..{len(algos) - 1})")
+            points.append(Point(pkey, tuple(float(t) if isinstance(t, int) else t for t in times),
+                                winner))
+        devices.append(Device(dv["name"], sm, dv.get("source", "tune"),
+                              tuple(sorted(points, key=lambda q: q.key))))
+    notes = data.get("notes", [])
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        raise TableError("notes must be a list of strings")
+    return Table(library, tuple(key), tuple(algos), tuple(sorted(devices, key=lambda d: d.sm)),
+                 tuple(notes))
+
+
+def winner_of(times: Sequence[float | str | None]) -> int | None:
+    """The fastest algo with a time; ties go to the lower index."""
+    best = None
+    for i, t in enumerate(times):
+        if isinstance(t, float) and (best is None or t < times[best]):
+            best = i
+    return best
+
+
+def read_table(path: str | Path) -> Table:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise TableError(f"cannot read {path}: {e.strerror}") from None
+    return Table.from_json(text)
+
+
+# ---- lookup (the reference for the generated C) -----------------------------------------------
+
+
+def point_logs(points: Iterable[Point]) -> list[tuple[tuple[int, ...], int]]:
+    """(log2_q8 of each key value, winner) of the points that have a winner, in table order."""
+    return [(tuple(log2_q8(v) for v in p.key), p.winner) for p in points if p.winner is not None]
+
+
+def lookup(table: Table | None, sm: int, query: Sequence[int], default: int) -> int:
+    """The algo NAME_auto launches for `query` (the key arguments' values) on an `sm` device."""
+    dev = table.device(sm) if table else None
+    rows = point_logs(dev.points) if dev else []
+    if not rows:
+        return default
+    q = [log2_q8(v) for v in query]
+    best, best_d = default, None
+    for logs, winner in rows:
+        d = sum(abs(a - b) for a, b in zip(q, logs))
+        if best_d is None or d < best_d:
+            best, best_d = winner, d
+    return best
+
+
+# ---- seeding from Triton's autotune cache ------------------------------------------------------
+
+
+def _config_matches(cfg: dict, algo_constexprs: dict[str, str], launch) -> bool:
+    kwargs = cfg.get("kwargs", {})
+    if any(str(v) != algo_constexprs.get(k) for k, v in kwargs.items()):
+        return False
+    return (cfg.get("num_warps", 4) == launch.num_warps and
+            cfg.get("num_stages", 3) == launch.num_stages and
+            cfg.get("num_ctas", 1) == launch.num_ctas and
+            cfg.get("maxnreg") == launch.maxnreg)
+
+
+def seed_from_autotune_cache(table: Table, records_by_algo: dict[int, Any],
+                             cache_files: Iterable[Path], device_name: str, sm: int) -> Table:
+    """A device of `table` from Triton's `<kernel>.autotune.json` files (written with
+    `@triton.autotune(..., cache_results=True)` into the Triton cache). Each file is one key:
+    {"key": [key values..., dtype strings...], "configs_timings": [[Config.__dict__, [median ms,
+    p20, p80]], ...]}. The key's first len(table.key) values must be the table's key arguments, in
+    order (the autotune `key` list). Configs that match no algo of the library are reported."""
+    points: dict[tuple, list] = {}
+    nkey = len(table.key)
+    for path in sorted(cache_files):
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            key = data["key"]
+            timings = data["configs_timings"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise TableError(f"{path}: not a Triton autotune cache file ({e})") from None
+        values = key[:nkey]
+        if len(values) != nkey or not all(isinstance(v, int) and not isinstance(v, bool)
+                                          for v in values):
+            raise TableError(f"{path}: key {key!r} does not start with {nkey} integers "
+                             f"({', '.join(table.key)})")
+        times: list = [None] * len(table.algos)
+        for cfg, t in timings:
+            matched = [i for i, r in records_by_algo.items()
+                       if _config_matches(cfg, r.constexprs, r.launch)]
+            if not matched:
+                raise TableError(f"{path}: config {cfg!r} is none of the library's algos; seed "
+                                 "from a cache written with the library's own configs")
+            median_ms = t[0] if isinstance(t, list) else t
+            for i in matched:
+                times[i] = (float(median_ms) * 1000.0 if math.isfinite(median_ms)
+                            else "exceeds resources")
+        points[tuple(values)] = times
+    pts = tuple(Point(k, tuple(v), winner_of(v)) for k, v in sorted(points.items()))
+    return table.with_device(Device(device_name, sm, "triton-autotune-cache", pts))
+
+
+def empty_table(name: str, key: Sequence[str], records_by_algo: dict[int, Any]) -> Table:
+    return Table(name, tuple(key), tuple(
+        TunedAlgo(i, r.algo_info(), record_fingerprint(r)) for i, r in sorted(records_by_algo.items())))
+
+
+def records_by_algo(paths: Iterable[str | Path], name: str | None = None) -> dict[int, Any]:
+    """One variant record per algo index, from a library's metadata files (the `metadata`
+    output group); `name`: only the records whose symbol starts with `name`_a."""
+    from triton_aot.variant import VariantRecord
+    out: dict[int, Any] = {}
+    for p in sorted(map(Path, paths)):
+        rec = VariantRecord.from_json(p.read_text(encoding="utf-8"))
+        if name is not None and not rec.symbol.startswith(f"{name}_a"):
+            continue
+        if rec.algo_index is None:
+            raise TableError(f"{p}: the record has no algo_index")
+        out.setdefault(rec.algo_index, rec)
+    if not out:
+        raise TableError("no variant records" + (f" of library {name}" if name else ""))
+    if sorted(out) != list(range(len(out))):
+        raise TableError(f"algo indices {sorted(out)} are not 0..N-1")
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """python3 -m triton_aot.tuning seed|new ... (see --help)."""
+    import argparse
+    ap = argparse.ArgumentParser(prog="python3 -m triton_aot.tuning", description=(
+        "Create a tuning table (new) or add a device to one from Triton's autotune cache files "
+        "(seed). Records: the library's variant metadata (its `metadata` output group)."))
+    ap.add_argument("command", choices=["new", "seed"])
+    ap.add_argument("--name", required=True, help="the library's C name (c_name)")
+    ap.add_argument("--key", required=True, help="comma-separated key argument names, e.g. M,N,K")
+    ap.add_argument("--records", required=True, help="folder of the library's variant records")
+    ap.add_argument("--out", required=True, help="the table to write (read first when it exists)")
+    ap.add_argument("--cache", action="append", default=[],
+                    help="seed: a <kernel>.autotune.json file, or a folder searched for them "
+                         "(the Triton cache, ~/.triton/cache)")
+    ap.add_argument("--device_name", help="seed: the GPU's name, e.g. 'NVIDIA H100 80GB HBM3'")
+    ap.add_argument("--sm", type=int, help="seed: the GPU's SM, e.g. 90")
+    args = ap.parse_args(argv)
+    try:
+        recs = records_by_algo(Path(args.records).rglob("*.json"), args.name)
+        fresh = empty_table(args.name, args.key.split(","), recs)
+        out = Path(args.out)
+        table = fresh
+        if out.exists():
+            old = read_table(out)
+            if old.algos == fresh.algos and old.key == fresh.key:
+                table = old
+        if args.command == "seed":
+            if not args.cache or args.device_name is None or args.sm is None:
+                raise TableError("seed needs --cache, --device_name and --sm")
+            files: list[Path] = []
+            for c in map(Path, args.cache):
+                files += sorted(c.rglob("*.autotune.json")) if c.is_dir() else [c]
+            if not files:
+                raise TableError(f"no *.autotune.json under {args.cache}")
+            table = seed_from_autotune_cache(table, recs, files, args.device_name, args.sm)
+        out.write_text(table.to_json(), encoding="utf-8")
+    except (TableError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"wrote {args.out}: {len(table.algos)} algos, "
+          f"{sum(len(d.points) for d in table.devices)} points", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
