@@ -50,6 +50,10 @@ def define_flags(fv: flags.FlagValues) -> None:
                       flag_values=fv)
     flags.DEFINE_integer("tuning_default_algo", 0, "The algo NAME_auto launches on a device or "
                          "shape the table does not cover.", flag_values=fv)
+    flags.DEFINE_boolean("tuning_stale_ok", False, "A --tuning table that no longer matches "
+                         "the algos is left out (NAME_auto launches --tuning_default_algo) "
+                         "instead of failing: what tools/tune builds with, so that the command "
+                         "the stale-table error names can run.", flag_values=fv)
     s("tuning_label", None, "The library's Bazel label, for the retune command in the stale-table "
       "error.", flag_values=fv)
     s("template_dir", None, "Directory holding the templates (default: "
@@ -244,7 +248,8 @@ def check_table(table: tuning.Table, path: str, name: str, key: Sequence[str],
 
 
 def plan_tuning(fv_tuning: str | None, key: Sequence[str], default_algo: int, label: str | None,
-                name: str, ref: Variant, algos: Sequence[Algo]) -> TunedDispatch | None:
+                name: str, ref: Variant, algos: Sequence[Algo],
+                stale_ok: bool = False) -> TunedDispatch | None:
     if not key:
         if fv_tuning:
             raise UserError("--tuning needs --tuning_key (the integer arguments the table is "
@@ -272,14 +277,19 @@ def plan_tuning(fv_tuning: str | None, key: Sequence[str], default_algo: int, la
             table = tuning.read_table(fv_tuning)
         except tuning.TableError as e:
             raise UserError(f"--tuning {fv_tuning}: {e}; fix it or {retune_hint(label)}") from None
-        check_table(table, fv_tuning, name, key, algos, label)
+        try:
+            check_table(table, fv_tuning, name, key, algos, label)
+        except UserError:
+            if not stale_ok:
+                raise
+            table = None  # retuning: the table is rewritten from this library's algos
     return TunedDispatch(tuple(key), default_algo, table)
 
 
 def build_plan(variants: Sequence[Variant], name: str, header: str,
                embed_ptx_fallback: bool, tuning_path: str | None = None,
                tuning_key: Sequence[str] = (), tuning_default_algo: int = 0,
-               tuning_label: str | None = None) -> LibraryPlan:
+               tuning_label: str | None = None, tuning_stale_ok: bool = False) -> LibraryPlan:
     if not variants:
         raise UserError("no variant metadata files given")
     abi.check_c_identifier(name, "--name")
@@ -351,17 +361,17 @@ def build_plan(variants: Sequence[Variant], name: str, header: str,
         raise UserError("--embed_ptx_fallback needs a target whose variants were compiled with "
                         "--embed_ptx; none was")
     tuned = plan_tuning(tuning_path, tuning_key, tuning_default_algo, tuning_label, name, ref,
-                        plan_algos)
+                        plan_algos, tuning_stale_ok)
     return LibraryPlan(name, header, tuple(targets), tuple(plan_algos), tuned)
 
 
 def link(paths: Sequence[str], name: str, out_c: str, out_h: str, embed_ptx_fallback: bool,
          template_dir: str | None = None, verbose: bool = False, tuning_path: str | None = None,
          tuning_key: Sequence[str] = (), tuning_default_algo: int = 0,
-         tuning_label: str | None = None) -> list[list[str]]:
+         tuning_label: str | None = None, tuning_stale_ok: bool = False) -> list[list[str]]:
     variants = [load_variant(p) for p in paths]
     plan = build_plan(variants, name, os.path.basename(out_h), embed_ptx_fallback, tuning_path,
-                      tuning_key, tuning_default_algo, tuning_label)
+                      tuning_key, tuning_default_algo, tuning_label, tuning_stale_ok)
     c_text, h_text, merged = c_library.render(plan, template_dir=template_dir)
     for flag, path, text in (("out_c", out_c, c_text), ("out_h", out_h, h_text)):
         try:
@@ -380,7 +390,8 @@ def _run(fv: flags.FlagValues, paths: list[str]) -> None:
     cli.require(fv, "out_c")
     cli.require(fv, "out_h")
     link(paths, fv.name, fv.out_c, fv.out_h, fv.embed_ptx_fallback, fv.template_dir,
-         fv.verbose, fv.tuning, fv.tuning_key, fv.tuning_default_algo, fv.tuning_label)
+         fv.verbose, fv.tuning, fv.tuning_key, fv.tuning_default_algo, fv.tuning_label,
+         fv.tuning_stale_ok)
 
 
 TOOL = cli.Tool(

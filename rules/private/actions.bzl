@@ -240,6 +240,8 @@ def link_library(ctx, toolchain, *, c_name, metadata, images, tuning = None):
     if tuning:
         args.add_joined(tuning.key, join_with = ",", format_joined = "--tuning_key=%s")
         args.add(str(tuning.default_algo), format = "--tuning_default_algo=%s")
+        if tuning.stale_ok:
+            args.add("--tuning_stale_ok")
 
         # The label as the user types it in the library's own workspace (for the retune command).
         label = "//{}:{}".format(ctx.label.package, ctx.label.name) if not ctx.label.workspace_name else str(ctx.label)

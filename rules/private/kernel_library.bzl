@@ -68,7 +68,12 @@ def _tuning(ctx, hip, num_algos):
         fail("{}: attribute 'tuning_key': the tuned dispatch (NAME_auto) is CUDA only for now; drop tuning_key from this hip library".format(ctx.label))
     if ctx.attr.tuning_default_algo < 0 or ctx.attr.tuning_default_algo >= max(num_algos, 1):
         fail("{}: attribute 'tuning_default_algo': {} is not an algo index (0..{})".format(ctx.label, ctx.attr.tuning_default_algo, max(num_algos, 1) - 1))
-    return struct(table = ctx.file.tuning, key = ctx.attr.tuning_key, default_algo = ctx.attr.tuning_default_algo)
+    return struct(
+        table = ctx.file.tuning,
+        key = ctx.attr.tuning_key,
+        default_algo = ctx.attr.tuning_default_algo,
+        stale_ok = ctx.attr._tuning_stale_ok[BuildSettingInfo].value,
+    )
 
 def _triton_kernel_library_impl(ctx):
     label = ctx.label
@@ -304,6 +309,7 @@ returns the C API's arguments after the stream (tensors for pointers); optionall
         "alwayslink": attr.bool(default = False, doc = "As in cc_library."),
         "_default_targets": attr.label(default = Label("//:targets")),
         "_persistent_worker": attr.label(default = Label("//:persistent_worker")),
+        "_tuning_stale_ok": attr.label(default = Label("//:tuning_stale_ok")),
         "_cc_toolchain": attr.label(default = Label("@bazel_tools//tools/cpp:current_cc_toolchain")),
         # The C runtime every library's C calls into (compiled once, not per library).
         "_runtime": attr.label(default = Label("//runtime"), providers = [CcInfo]),
