@@ -206,6 +206,8 @@ def main():
     parser.add_argument("--scratch", required=True)
     parser.add_argument("--package", action="append", default=[])
     parser.add_argument("--compresslevel", type=int, default=6)
+    # Tests pack a small environment (absl-py alone) instead of triton's 550 MB.
+    parser.add_argument("--roots", default="triton,absl-py", help=argparse.SUPPRESS)
     args = parser.parse_args()
     _SCRATCH = args.scratch
     os.makedirs(_SCRATCH, exist_ok=True)
@@ -220,7 +222,7 @@ def main():
 
     files = {"bin/python3": interpreter}
     files.update(_stdlib_files(stdlib, dynload, pyver))
-    dists = _requirement_closure(["triton", "absl-py"] + args.package)
+    dists = _requirement_closure(args.roots.split(",") + args.package)
     for dist in dists:
         files.update(_package_files(dist))
     elves = [p for n, p in files.items() if n == "bin/python3" or n.endswith(".so") or ".so." in n]

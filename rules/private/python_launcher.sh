@@ -20,8 +20,10 @@ set -eu
 sha256=@SHA256@
 archive="$(dirname "$0")/@ARCHIVE@"
 # A fixed path: the action's environment is fixed (it is part of the cache key), so the folder
-# cannot come from it. /tmp is where an executor keeps scratch that may vanish between actions.
-cache=/tmp/rules_triton_python
+# does not come from it. /tmp is where an executor keeps scratch that may vanish between actions.
+# RULES_TRITON_PYTHON_CACHE is for executors that wrap actions with their own environment (and
+# for tests); Bazel's actions never set it.
+cache=${RULES_TRITON_PYTHON_CACHE:-/tmp/rules_triton_python}
 env="$cache/$sha256"
 
 fail() {
@@ -31,7 +33,10 @@ fail() {
 
 unpack() {  # $1: the folder to unpack into, made here.
   mkdir "$1" || fail "cannot create $1"
-  tar -xzf "$archive" -C "$1" || fail "cannot unpack $archive into $1 (disk full?)"
+  if ! tar -xzf "$archive" -C "$1"; then
+    rm -rf "$1"
+    fail "cannot unpack $archive into $1 (a broken archive, or the disk is full)"
+  fi
 }
 
 scratch=""

@@ -6,7 +6,7 @@
 set -euo pipefail
 port=$1 state=$2 jobs=$3 config_in=$4
 pg=/usr/lib/postgresql/18/bin
-mkdir -p "$state"/{pg,pgsock,cas,casd,ws,logs}
+mkdir -p "$state"/{pg,pgsock,cas,casd,tmp,logs}
 chown postgres:postgres "$state/pg" "$state/pgsock"
 runuser -u postgres -- "$pg/initdb" -D "$state/pg" -A trust -U bgd >"$state/logs/initdb.log" 2>&1
 # Unix socket only: nothing listens on TCP but BuildGrid.
@@ -23,9 +23,13 @@ done
 buildbox-casd --cas-remote="http://127.0.0.1:$port" --cas-instance=main --proxy-instance=main --bind="unix:$state/casd.sock" \
   --quota-high=20G "$state/casd" >"$state/logs/casd.log" 2>&1 &
 for _ in $(seq 100); do [[ -S "$state/casd.sock" ]] && break; sleep 0.1; done
-buildbox-worker --bots-remote="http://127.0.0.1:$port" --instance=main --cas-remote="unix:$state/casd.sock" \
+# Each job stages its input root into its own fresh folder under TMPDIR (no --workspace-path:
+# concurrent jobs in one fixed workspace fail with "is not empty" and delete each other's inputs).
+# TMPDIR is on the same file system as casd's store, so staging hard-links.
+TMPDIR="$state/tmp" buildbox-worker --bots-remote="http://127.0.0.1:$port" --instance=main \
+  --cas-remote="unix:$state/casd.sock" \
   --buildbox-run=/usr/bin/buildbox-run-hosttools --runner-arg=--staging-mode=copy-or-link \
-  --runner-arg=--workspace-path="$state/ws" --concurrent-jobs="$jobs" \
+  --concurrent-jobs="$jobs" \
   --platform OSFamily=linux --platform ISA=x86-64 --max-wait-time=1 bot-1 >"$state/logs/worker.log" 2>&1 &
 echo ready > "$state/ready"
 wait
