@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import tarfile
+from importlib.metadata import version as _version
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -25,13 +26,24 @@ PACKER = REPO_ROOT / "rules" / "private" / "pack_python_env.py"
 LAUNCHER = REPO_ROOT / "rules" / "private" / "python_launcher.sh"
 
 
-def _pack(out_dir: Path) -> tuple[bytes, dict]:
+def _pack(out_dir: Path, *extra, check=True) -> tuple[bytes, dict]:
+    # --package: what triton.python_env(archive_packages = [...]) passes (iniconfig: small, in the venv).
     out_dir.mkdir()
-    subprocess.run(
-        [sys.executable, "-I", str(PACKER), "--roots=absl-py", "--out", str(out_dir / "python_env.tar.gz"),
+    result = subprocess.run(
+        [sys.executable, "-I", str(PACKER), "--roots=absl-py", "--package=iniconfig", *extra,
+         "--out", str(out_dir / "python_env.tar.gz"),
          "--manifest", str(out_dir / "manifest.json"), "--scratch", str(out_dir / "scratch")],
-        check=True, env={"PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"}, timeout=600)
+        check=check, capture_output=not check, text=True, env={"PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"},
+        timeout=600)
+    if not check:
+        return result
     return (out_dir / "python_env.tar.gz").read_bytes(), json.loads((out_dir / "manifest.json").read_text())
+
+
+def test_pack_names_a_missing_package(tmp_path):
+    result = _pack(tmp_path / "x", "--package=no-such-dist", check=False)
+    assert result.returncode != 0
+    assert "error: the Python environment has no package 'no-such-dist'" in result.stderr
 
 
 def _launcher(folder: Path, sha256: str, archive_name="python_env.tar.gz") -> Path:
@@ -58,6 +70,9 @@ def test_pack_is_deterministic_lean_and_relocatable(tmp_path):
     assert {(m.uid, m.gid, m.uname, m.gname) for m in members} == {(0, 0, "", "")}
     assert "bin/python3" in names
     assert any(n.startswith("site-packages/absl/") for n in names)
+    assert any(n.startswith("site-packages/iniconfig/") for n in names)
+    assert not any(n.startswith("site-packages/triton/") for n in names)
+    assert manifest["distributions"] == ["absl-py==%s" % _version("absl-py"), "iniconfig==%s" % _version("iniconfig")]
     for n in names:
         parts = n.split("/")
         assert "test" not in parts and "tests" not in parts and "idlelib" not in parts, n

@@ -44,6 +44,8 @@ def summarize_run(run):
     compile_runners = {}
     for s in compiles:
         compile_runners[s.get("runner", "?")] = compile_runners.get(s.get("runner", "?"), 0) + 1
+    # On the executor: the command alone (not queueing, staging or transfers).
+    exec_s = [float(s.get("metrics", {}).get("executionWallTime", "0s").rstrip("s") or 0) for s in compiles]
     failed = [s.get("targetLabel", "?") for s in spawns if s.get("exitCode", 0) != 0 or s.get("status")]
     largest = {}
     if compiles:
@@ -65,6 +67,7 @@ def summarize_run(run):
                 "min": min(nbytes), "max": max(nbytes), "mean": int(statistics.mean(nbytes)),
             } if nbytes else {},
             "largest_input": largest,
+            "execution_wall_s_median": round(statistics.median(exec_s), 2) if exec_s else None,
         },
         "failed_spawns": failed,
         "outputs": len(read_sums(run["sums"])),
@@ -126,21 +129,26 @@ def main():
             result["archive"]["files"], result["archive"]["archive_bytes"] / 2**20,
             result["archive"]["unpacked_bytes"] / 2**20, ", ".join(result["archive"]["distributions"])),
         "",
-        "| run | wall s | load avg before | spawns by runner | TritonCompile (by runner) | inputs / TritonCompile | input MiB / TritonCompile |",
-        "|---|---:|---:|---|---|---:|---:|",
+        "| run | wall s | load avg before | spawns by runner | TritonCompile (by runner) | inputs / TritonCompile | input MiB / TritonCompile | TritonCompile command s (median) |",
+        "|---|---:|---:|---|---|---:|---:|---:|",
     ]
     for r in result["runs"]:
         tc = r["triton_compile"]
         files = tc.get("input_files_per_action", {})
         nbytes = tc.get("input_bytes_per_action", {})
-        lines.append("| %s | %.1f | %s | %s | %d (%s) | %s | %s |" % (
+        lines.append("| %s | %.1f | %s | %s | %d (%s) | %s | %s | %s |" % (
             r["description"], r["wall_s"], r.get("load_before", "?"),
             ", ".join("%s %d" % kv for kv in r["spawns_by_runner"].items()),
             tc["actions"], ", ".join("%s %d" % kv for kv in tc["by_runner"].items()),
             "%d-%d" % (files["min"], files["max"]) if files else "-",
             "%.1f" % (nbytes["mean"] / 2**20) if nbytes else "-",
+            "%.2f" % tc["execution_wall_s_median"] if tc["execution_wall_s_median"] is not None else "-",
         ))
     lines += [
+        "",
+        "Input MiB per TritonCompile are the action's nominal input size (what its key covers): the "
+        "archive is one blob of it, uploaded once per build and fetched once per worker, then "
+        "hard-linked into each action's input root and unpacked once per worker.",
         "",
         "Cold remote build, archive mode on the bare worker (median %.1f s), against the same cold build "
         "in local mode on a worker that has the interpreter at /opt/rules_triton (median %.1f s): "
