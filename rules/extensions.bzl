@@ -1,6 +1,6 @@
 """Module extension `triton`: chooses the Python environment that has `triton`."""
 
-load("//rules/private:python_env.bzl", "triton_python_repository")
+load("//rules/private:python_env.bzl", "triton_python_archive_repository", "triton_python_repository")
 
 _python_env = tag_class(
     doc = "Names the python3 that has triton (3.5 to 3.9) and absl-py. The root module's tag wins; " +
@@ -9,22 +9,36 @@ _python_env = tag_class(
         "interpreter": attr.string(
             doc = "Absolute path (or PATH name) of the interpreter.",
         ),
+        "archive_packages": attr.string_list(
+            doc = "Archive mode (`--@rules_triton//:python_mode=archive`): more distributions the " +
+                  "kernels import, packed with their requirements next to triton and absl-py.",
+        ),
     },
 )
 
 def _triton_impl(mctx):
     interpreter = ""
+    packages = []
 
     # mctx.modules lists the root module first, so its choice wins over a dependency's.
     for module in mctx.modules:
         for tag in module.tags.python_env:
             if not interpreter:
                 interpreter = tag.interpreter
+            packages.extend([p for p in tag.archive_packages if p not in packages])
     triton_python_repository(name = "rules_triton_python", interpreter = interpreter)
+
+    # Fetched (packed) only when a build resolves the archive-mode toolchain.
+    triton_python_archive_repository(
+        name = "rules_triton_python_archive",
+        interpreter = interpreter,
+        packages = packages,
+    )
 
 triton = module_extension(
     implementation = _triton_impl,
     tag_classes = {"python_env": _python_env},
     environ = ["RULES_TRITON_PYTHON"],
-    doc = "Creates @rules_triton_python: the Python environment the Triton toolchain runs.",
+    doc = "Creates @rules_triton_python (the Python environment the Triton toolchain runs) and " +
+          "@rules_triton_python_archive (the same environment packed, for archive mode).",
 )

@@ -82,7 +82,8 @@ def run_triton_tool(
     env = dict(_ACTION_ENV)
     env["PYTHONPATH"] = ":".join(toolchain.python_path)
     ctx.actions.run(
-        # A hermetic interpreter is a File in the build; a system one is a path outside it.
+        # A hermetic interpreter (or the archive mode's launcher) is a File in the build; a
+        # system one is a path outside it.
         executable = toolchain.interpreter if toolchain.interpreter != None else toolchain.interpreter_path,
         # -B: no .pyc next to the sources; -s: no user site-packages.
         arguments = ["-B", "-s", "-m", "triton_aot." + module, args],

@@ -92,7 +92,7 @@ def _write_fingerprint(rctx, interpreter):
     for path in out["watch"]:
         rctx.watch(path)
 
-def _triton_python_repository_impl(rctx):
+def _resolve_interpreter(rctx):
     interpreter = rctx.os.environ.get(_ENV_VAR, "") or rctx.attr.interpreter
     if not interpreter:
         fail(("rules_triton: no Python environment with triton. Set {var}=/path/to/python3 " +
@@ -104,6 +104,10 @@ def _triton_python_repository_impl(rctx):
         if not found:
             fail("rules_triton: the Python interpreter '{}' ({} or triton.python_env) is not on PATH; give an absolute path.".format(interpreter, _ENV_VAR))
         interpreter = str(found)
+    return interpreter
+
+def _triton_python_repository_impl(rctx):
+    interpreter = _resolve_interpreter(rctx)
     result = rctx.execute(
         [interpreter, "-I", "-c", _PROBE],
         environment = {"PYTHONNOUSERSITE": "1", "TRITON_CACHE_DIR": str(rctx.path("triton_cache"))},
@@ -139,4 +143,67 @@ triton_python_repository = repository_rule(
     environ = [_ENV_VAR],
     local = True,
     doc = "Exposes an existing Python environment that has triton as a py_runtime, a Python toolchain and cuda.h.",
+)
+
+# --- archive mode (issue 16): the environment as one build input, for remote execution --------
+
+_ARCHIVE_BUILD = """\
+package(default_visibility = ["//visibility:public"])
+
+# {files} files, {unpacked_mib} MiB unpacked, of {interpreter} and {distributions}.
+exports_files([
+    "python_env.tar.gz",
+    "launcher.sh",
+    "manifest.json",
+])
+"""
+
+def _triton_python_archive_repository_impl(rctx):
+    interpreter = _resolve_interpreter(rctx)
+
+    # Watched like @rules_triton_python: a new triton or interpreter re-packs the archive.
+    _write_fingerprint(rctx, interpreter)
+    args = [
+        interpreter,
+        "-I",
+        str(rctx.path(Label("//rules/private:pack_python_env.py"))),
+        "--out=python_env.tar.gz",
+        "--manifest=manifest.json",
+        "--scratch=" + str(rctx.path("scratch")),
+    ]
+    for package in rctx.attr.packages:
+        args.append("--package=" + package)
+    rctx.report_progress("packing the Python environment of {} (about 30 s)".format(interpreter))
+
+    # PYTHONHASHSEED: the .pyc files it writes are the same bytes on every run.
+    result = rctx.execute(args, environment = {"PYTHONHASHSEED": "0", "PYTHONNOUSERSITE": "1"}, timeout = 1800, quiet = True)
+    if result.return_code != 0:
+        fail("rules_triton: packing the Python environment of {} for archive mode failed: {}{}".format(
+            interpreter,
+            result.stderr,
+            result.stdout,
+        ))
+    rctx.delete("scratch")
+    manifest = json.decode(rctx.read("manifest.json"))
+    rctx.template("launcher.sh", Label("//rules/private:python_launcher.sh"), substitutions = {
+        "@SHA256@": manifest["sha256"],
+        "@ARCHIVE@": "python_env.tar.gz",
+    }, executable = True)
+    rctx.file("BUILD.bazel", _ARCHIVE_BUILD.format(
+        files = manifest["files"],
+        unpacked_mib = manifest["unpacked_bytes"] // (1 << 20),
+        interpreter = manifest["interpreter"],
+        distributions = ", ".join(manifest["distributions"]),
+    ))
+
+triton_python_archive_repository = repository_rule(
+    implementation = _triton_python_archive_repository_impl,
+    attrs = {
+        "interpreter": attr.string(doc = "Path (or PATH name) of a python3 that has triton (3.5 to 3.9) and absl-py."),
+        "packages": attr.string_list(doc = "More distributions the kernels import (with their requirements)."),
+    },
+    environ = [_ENV_VAR],
+    doc = "The Python environment that has triton, packed into one relocatable, byte-deterministic " +
+          "archive plus the launcher that runs it (the toolchain's archive mode, for remote execution). " +
+          "Fetched only when a build uses archive mode.",
 )

@@ -29,8 +29,22 @@ def _triton_toolchain_impl(ctx):
         transitive.append(dep[DefaultInfo].default_runfiles.files)
         for imp in info.imports.to_list():  # a handful of import roots, not a build graph
             python_path.append("external/" + imp)
+    interpreter = runtime.interpreter
+    interpreter_path = runtime.interpreter_path
     if runtime.interpreter != None:
         transitive.append(runtime.files)
+
+    # Archive mode: the launcher is the interpreter; it and the archive are the only inputs the
+    # executor needs besides the tools (python_launcher.sh says how it unpacks and runs).
+    archive = ctx.file.python_archive
+    launcher = ctx.file.python_launcher
+    if (archive == None) != (launcher == None):
+        fail("triton_toolchain: 'python_archive' and 'python_launcher' go together (both from " +
+             "@rules_triton_python_archive, or neither for the local interpreter)")
+    if archive != None:
+        interpreter = launcher
+        interpreter_path = None
+        transitive.append(depset([archive, launcher]))
 
     # In tool_inputs, which every Triton action takes as `tools`: the fingerprint is then in each
     # action's key and in the persistent worker's key (a worker that imported one triton is never
@@ -39,8 +53,8 @@ def _triton_toolchain_impl(ctx):
     return [
         platform_common.ToolchainInfo(
             triton = TritonToolchainInfo(
-                interpreter = runtime.interpreter,
-                interpreter_path = runtime.interpreter_path,
+                interpreter = interpreter,
+                interpreter_path = interpreter_path,
                 tool_inputs = depset(direct, transitive = transitive),
                 python_path = python_path,
                 cuda_headers = ctx.attr.cuda_headers[CcInfo],
@@ -54,11 +68,14 @@ triton_toolchain = rule(
     doc = """Declares how Triton kernels are compiled: which Python runs the triton_aot tools,
 with which Python packages, and which cuda.h the generated C is compiled against.
 
-Two ways to provide triton:
+Three ways to provide triton:
 - `python` is a `py_runtime` whose interpreter already has triton 3.6.x and absl-py installed
   (what tools/setup prepares; `@rules_triton_python//:runtime`), `python_deps` empty;
 - `python` is a hermetic rules_python runtime and `python_deps` are the pip hub's
-  `@pypi//triton` and `@pypi//absl_py`.
+  `@pypi//triton` and `@pypi//absl_py`;
+- archive mode: `python_archive` and `python_launcher` from `@rules_triton_python_archive`
+  (`--@rules_triton//:python_mode=archive` selects them in the default toolchain): the whole
+  environment is one archive input of every Triton action, for executors that do not have it.
 """,
     attrs = {
         "python": attr.label(
@@ -82,6 +99,16 @@ Two ways to provide triton:
             mandatory = True,
             providers = [CcInfo],
             doc = "A cc_library providing cuda.h (the one shipped in the triton package).",
+        ),
+        "python_archive": attr.label(
+            allow_single_file = [".tar.gz"],
+            doc = "Archive mode: the packed environment (`@rules_triton_python_archive//:python_env.tar.gz`). " +
+                  "Then `python` is not run; `python_launcher` unpacks this on the executor.",
+        ),
+        "python_launcher": attr.label(
+            allow_single_file = True,
+            doc = "Archive mode: the launcher generated for `python_archive` " +
+                  "(`@rules_triton_python_archive//:launcher.sh`); the actions' executable.",
         ),
         "fingerprint": attr.label(
             allow_single_file = True,

@@ -194,6 +194,22 @@ def _hub_toolchain_test_impl(ctx):
 
 hub_toolchain_test = analysistest.make(_hub_toolchain_test_impl)
 
+# --- archive mode: the environment as one archive input plus its launcher ---------------------------
+
+def _archive_toolchain_test_impl(ctx):
+    env = analysistest.begin(ctx)
+    info = analysistest.target_under_test(env)[platform_common.ToolchainInfo].triton
+
+    # The launcher is the executable (a File: an input of every action), not the absolute path.
+    asserts.equals(env, "fake_launcher.sh", info.interpreter.basename)
+    asserts.equals(env, None, info.interpreter_path)
+    inputs = [f.basename for f in info.tool_inputs.to_list()]
+    for expected in ["fake_python_env.tar.gz", "fake_launcher.sh", "fingerprint.json", "variant.c.tmpl"]:
+        asserts.true(env, expected in inputs, "{} is an input of every Triton action: {}".format(expected, inputs))
+    return analysistest.end(env)
+
+archive_toolchain_test = analysistest.make(_archive_toolchain_test_impl)
+
 # --- signature entries the compile tool reads as types or literals are not constexpr names ---------
 
 def _signature_accepted_test_impl(ctx):
@@ -295,6 +311,7 @@ def analysis_test_suite(name):
         (cc_info_test, ":add"),
         (targets_flag_test, ":add_default_targets"),
         (hub_toolchain_test, ":hub_toolchain"),
+        (archive_toolchain_test, ":archive_toolchain"),
         (hip_test, ":add_hip"),
         (tuning_test, ":add_tuned"),
     ]:
