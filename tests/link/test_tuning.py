@@ -209,3 +209,20 @@ def test_tuned_library_compiles_as_cxx(tmp_path, run_prog):
         f"--tuning={table}", "--tuning_key=M,N,K", "--tuning_default_algo=2"))
     harness.compile_library(lib, cplusplus=True)
     run_prog(lib, "tuned.c", 9, 0, 4096, 4096, 4096, "mm_a2_sm90")
+
+
+def test_stale_table_is_left_out_when_retuning(tmp_path):
+    """--tuning_stale_ok (what tools/tune builds with): the library links without the table, so
+    the command the stale-table error names can run; NAME_auto launches the default algo."""
+    old = table_for(mm_variants(), [H100]).to_json()
+    metas = mm_variants(blocks=(16, 32))  # a changed algo list: the table is stale
+    (tmp_path / "t.json").write_text(old)
+    out = tmp_path / "lib"
+    lib = harness.build(out, "mm", metas, link_flags=(
+        f"--tuning={tmp_path}/t.json", "--tuning_key=M,N,K", "--tuning_default_algo=1",
+        "--tuning_stale_ok"))
+    so = ctypes.CDLL(str(lib.so))
+    so.mm_auto_algo.argtypes = [ctypes.c_int] + [ctypes.c_int64] * 3
+    # every shape on every SM: the default algo (no table compiled in)
+    assert {so.mm_auto_algo(sm, m, 4096, 4096) for sm in (80, 90) for m in (1, 256, 4096)} == {1}
+    assert "NVIDIA H100" not in lib.header.read_text()  # the stale table's points are not in it
