@@ -10,8 +10,13 @@ KERNELS = [
     "scalars",
     "scale",
     "softmax",
-    "vector_add",
 ]
+
+# Tag of the targets whose kernel files import torch (the tutorial-style files): they build with
+# the set-up's environment (Debian's CPU torch) in the default local mode, not in archive mode,
+# whose environment carries no torch; tools/remote_exec_test leaves them out with
+# --build_tag_filters=-requires_torch.
+REQUIRES_TORCH = ["requires_torch"]
 
 # Ampere and Hopper: the dispatcher picks the cubin for the device of the current context
 # (sm_80 also runs on sm_86/sm_89; Triton builds sm_90 as the arch-specific sm_90a).

@@ -36,7 +36,6 @@ I64 = ctypes.c_int64
 ARGTYPES = {
     "add": [PTR, PTR, PTR, I32],  # x, y, out, n
     "scale": [PTR, PTR, ctypes.c_float, I32],  # x, out, alpha, n
-    "vector_add": [PTR, PTR, PTR, I32],  # x, y, output, n_elements (01-vector-add.py)
     "softmax": [PTR, PTR, I32, I32, I32, I32],  # out, in, in_row_stride, out_row_stride, n_rows, n_cols
     "matmul": [PTR, PTR, PTR] + [I32] * 9,  # a, b, c, M, N, K, stride_am, _ak, _bk, _bn, _cm, _cn
     "big_smem": [PTR, PTR, I32, I32, I32, I32],  # in, out, M, N, stride_in, stride_out
@@ -55,7 +54,6 @@ EXPECTED_ALGO_INFO = {
     "attention_tma": ["HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64 CAUSAL=False num_warps=8 num_stages=3",
                       "HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64 CAUSAL=True num_warps=8 num_stages=3"],
     "big_smem": ["BLOCK=128 num_warps=8 num_stages=1"],
-    "vector_add": ["BLOCK_SIZE=1024 num_warps=4 num_stages=3"],
     "matmul_tma": ["BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 GROUP_M=8 num_warps=8 num_stages=3",
                    "BLOCK_M=128 BLOCK_N=64 BLOCK_K=64 GROUP_M=8 num_warps=4 num_stages=4"],
     "matmul": [

@@ -20,7 +20,6 @@ def _dummy_args(name, n):
     invalid algo_id, where nothing is launched)."""
     return {
         "add": (0, 0, 0, n),
-        "vector_add": (0, 0, 0, n),
         "scale": (0, 0, 1.0, n),
         "softmax": (0, 0, n, n, n, n),
         "matmul": (0, 0, 0, n, n, n, n, 1, n, 1, n, 1),
