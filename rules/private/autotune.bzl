@@ -12,22 +12,8 @@ specialization x target), as with hand-written algos (docs/design.md).
 load("@bazel_skylib//rules:diff_test.bzl", "diff_test")
 load("@rules_python//python:defs.bzl", "PyInfo")
 load(":actions.bzl", "run_triton_tool", "tool_args")
+load(":kernel_source.bzl", "import_roots")
 load(":toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
-
-def _import_roots(ctx):
-    # The same sys.path roots triton_kernel_library gives the kernel module (kernel_library.bzl),
-    # so the file imports alike in both tools.
-    roots = {".": True, ctx.bin_dir.path: True}
-    for src in ctx.files.srcs:
-        root = src.owner.workspace_root
-        if root:
-            roots[root] = True
-            roots[ctx.bin_dir.path + "/" + root] = True
-    for dep in ctx.attr.deps:
-        for imp in dep[PyInfo].imports.to_list():
-            roots["external/" + imp] = True
-            roots[ctx.bin_dir.path + "/external/" + imp] = True
-    return roots.keys()
 
 def _kernel_file(ctx):
     if ctx.attr.kernel_module:
@@ -68,7 +54,7 @@ def _triton_autotune_configs_impl(ctx):
     args.add(ctx.attr.bzl, format = "--bzl_name=%s")
     args.add(ctx.attr.update_command, format = "--update_command=%s")
     args.add(ctx.attr.defs, format = "--defs=%s")
-    args.add_all(_import_roots(ctx), format_each = "--import_path=%s")
+    args.add_all(import_roots(ctx), format_each = "--import_path=%s")
     args.add(out, format = "--out=%s")
     run_triton_tool(
         ctx,

@@ -8,24 +8,10 @@ load("@rules_cc//cc:find_cc_toolchain.bzl", "use_cc_toolchain")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("@rules_python//python:defs.bzl", "PyInfo")
 load(":actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "compile_c_library", "compile_variant", "disassemble", "link_library", "link_shared_library")
+load(":kernel_source.bzl", "import_roots")
 load(":providers.bzl", "TritonKernelInfo")
 load(":toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
 load(":validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specializations", "check_targets", "check_tensordesc_targets", "signature_entries")
-
-def _import_roots(ctx):
-    """sys.path roots for the kernel module and its py deps (execroot-relative)."""
-    roots = {".": True, ctx.bin_dir.path: True}
-    for src in ctx.files.srcs:
-        root = src.owner.workspace_root
-        if root:
-            roots[root] = True
-            roots[ctx.bin_dir.path + "/" + root] = True
-    for dep in ctx.attr.deps:
-        # PyInfo.imports are runfiles-relative ("repo/path"): small, flat lists of roots.
-        for imp in dep[PyInfo].imports.to_list():
-            roots["external/" + imp] = True
-            roots[ctx.bin_dir.path + "/external/" + imp] = True
-    return roots.keys()
 
 def _kernel_file(ctx):
     if ctx.attr.kernel_module:
@@ -97,7 +83,7 @@ def _triton_kernel_library_impl(ctx):
 
     kernel_file = _kernel_file(ctx)
     kernel_inputs = depset(ctx.files.srcs, transitive = [d[PyInfo].transitive_sources for d in ctx.attr.deps])
-    import_roots = _import_roots(ctx)
+    import_roots = import_roots(ctx)
     worker = ctx.attr._persistent_worker[BuildSettingInfo].value
     hip = targets[0].startswith("hip:")
     highest = archs[0]
