@@ -83,7 +83,7 @@ def _triton_kernel_library_impl(ctx):
 
     kernel_file = _kernel_file(ctx)
     kernel_inputs = depset(ctx.files.srcs, transitive = [d[PyInfo].transitive_sources for d in ctx.attr.deps])
-    import_roots = import_roots(ctx)
+    roots = import_roots(ctx)
     worker = ctx.attr._persistent_worker[BuildSettingInfo].value
     hip = targets[0].startswith("hip:")
     highest = archs[0]
@@ -112,7 +112,7 @@ def _triton_kernel_library_impl(ctx):
                     toolchain,
                     kernel_file = kernel_file,
                     kernel_inputs = kernel_inputs,
-                    import_roots = import_roots,
+                    import_roots = roots,
                     variant = variant,
                     worker = worker,
                 )
