@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "fake_cuda.h"
 #include "kernels/add.h"
 #include "kernels/attention_tma.h"
 #include "kernels/big_smem.h"
@@ -27,52 +28,12 @@
 
 namespace {
 
-// The fake's inspection records (tests/fake_cuda/fake_cuda.h), reached with dlsym on the same
-// libcuda.so.1 the generated code opened.
-struct FakeLoad {
-  int seq;
-  int module_id;
-  CUcontext ctx;
-  char tag[96];
-  int is_ptx;
-  int sm;
-  unsigned long long elf_size;
-  unsigned long long elf_fnv1a64;
-  int unloaded;
-};
-struct FakeLaunch {
-  int seq;
-  int ex;
-  int module_id;
-  CUcontext ctx;
-  char tag[96];
-  char name[96];
-  int is_ptx;
-  unsigned int grid[3];
-  unsigned int block[3];
-  unsigned int shared;
-  CUstream stream;
-  int num_attrs;
-  unsigned int cluster[3];
-  int cluster_policy;
-  int cooperative;
-  int pdl;
-  int num_params;
-  unsigned int param_size[32];
-  unsigned char param_bytes[32][8];
-};
-
-struct FakeTmaEncode {
-  int seq;
-  int data_type;
-  unsigned int rank;
-  unsigned long long address;
-  unsigned long long dims[5];
-  unsigned long long strides[5];
-  unsigned int box[5];
-  unsigned int elem_strides[5];
-  int interleave, swizzle, l2_promotion, oob_fill;
-};
+// The fake's inspection records, from its own header (tests/fake_cuda/fake_cuda.h): only the
+// layouts are used; the functions are reached with dlsym on the same libcuda.so.1 the generated
+// code opened.
+using FakeLoad = fake_cuda_load;
+using FakeLaunch = fake_cuda_launch;
+using FakeTmaEncode = fake_cuda_tma_encode;
 
 struct Fake {
   int (*num_tma_encodes)();

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "fake_cuda.h"
 #include "kernels/bias_act.h"
 #include "kernels/bias_act_nobias.h"
 #include "kernels/tutorial_matmul.h"
@@ -17,28 +18,9 @@
 
 namespace {
 
-// The fake's launch record (tests/fake_cuda/fake_cuda.h).
-struct FakeLaunch {
-  int seq;
-  int ex;
-  int module_id;
-  CUcontext ctx;
-  char tag[96];
-  char name[96];
-  int is_ptx;
-  unsigned int grid[3];
-  unsigned int block[3];
-  unsigned int shared;
-  CUstream stream;
-  int num_attrs;
-  unsigned int cluster[3];
-  int cluster_policy;
-  int cooperative;
-  int pdl;
-  int num_params;
-  unsigned int param_size[32];
-  unsigned char param_bytes[32][8];
-};
+// The fake's launch record, from its own header (only the layout is used: the functions are
+// reached with dlsym on the library the test is given).
+using FakeLaunch = fake_cuda_launch;
 
 int g_failures = 0;
 
