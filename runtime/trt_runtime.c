@@ -52,6 +52,12 @@ static void trt_driver_init(void) {
   TRT_RESOLVE(lib, stream_get_id, "cuStreamGetId");
   TRT_RESOLVE(lib, stream_is_capturing, "cuStreamIsCapturing");
   TRT_RESOLVE(lib, tensor_map_encode_tiled, "cuTensorMapEncodeTiled");
+  TRT_RESOLVE(lib, memset_d8_async, "cuMemsetD8Async");
+  TRT_RESOLVE(lib, memset_d16_async, "cuMemsetD16Async");
+  TRT_RESOLVE(lib, memset_d32_async, "cuMemsetD32Async");
+  TRT_RESOLVE(lib, memset_d2d8_async, "cuMemsetD2D8Async");
+  TRT_RESOLVE(lib, memset_d2d16_async, "cuMemsetD2D16Async");
+  TRT_RESOLVE(lib, memset_d2d32_async, "cuMemsetD2D32Async");
   if (!trt_drv.ctx_get_current || !trt_drv.ctx_get_device || !trt_drv.device_get_attribute ||
       !trt_drv.module_load_data || !trt_drv.module_unload || !trt_drv.module_get_function ||
       !trt_drv.func_set_attribute || !trt_drv.launch_kernel) {
@@ -421,38 +427,29 @@ static CUresult trt_launch_fn(const trt_driver *d, const trt_kernel_info *info, 
                           info->block_x, 1, 1, info->shared, stream, params, NULL);
 }
 
-/* Launches kernel `k` on a grid of `grid` (in clusters along x when num_ctas > 1, as Triton's own
- * launcher does).  The last two entries of `params` (global_scratch and profile_scratch, which
- * every Triton 3.6 kernel takes) point at scratch[0] and scratch[1], which are filled in here.
- * `d` and `key` are the driver table and the current context's cache key when the caller (the
- * dispatcher) has them already, so that a dispatched launch asks the driver for the context once,
- * not twice; d == NULL means "look them up". */
-CUresult trt_kernel_launch_slow(const trt_driver *d, unsigned long long key, trt_kernel *k,
-                                     CUstream stream, const int64_t grid[3], void **params,
-                                     CUdeviceptr scratch[2]) {
-  const trt_kernel_info *info = k->info;
-  CUfunction fn = NULL;
-  CUdeviceptr gs_raw = 0, ps_raw = 0;
-  unsigned long long gx = 0, ctas = 0;
-  CUresult r, r2;
-  /* An empty grid is a successful no-op; it does not even need a driver or a context. */
-  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return CUDA_SUCCESS;
+/* The checks of a non-empty grid: no negative dimension, x * num_ctas, y and z within 32 bits,
+ * and the CTA count (for scratch) within 64 bits. */
+static CUresult trt_grid_check(const trt_kernel_info *info, const int64_t grid[3],
+                               unsigned long long *gx, unsigned long long *ctas) {
   if (grid[0] < 0 || grid[1] < 0 || grid[2] < 0) return CUDA_ERROR_INVALID_VALUE;
-  if (__builtin_mul_overflow((unsigned long long)grid[0], (unsigned long long)info->num_ctas, &gx) ||
-      gx > 0xFFFFFFFFull || (unsigned long long)grid[1] > 0xFFFFFFFFull ||
+  if (__builtin_mul_overflow((unsigned long long)grid[0], (unsigned long long)info->num_ctas, gx) ||
+      *gx > 0xFFFFFFFFull || (unsigned long long)grid[1] > 0xFFFFFFFFull ||
       (unsigned long long)grid[2] > 0xFFFFFFFFull)
     return CUDA_ERROR_INVALID_VALUE;
-  if (__builtin_mul_overflow(gx, (unsigned long long)grid[1], &ctas) ||
-      __builtin_mul_overflow(ctas, (unsigned long long)grid[2], &ctas))
+  if (__builtin_mul_overflow(*gx, (unsigned long long)grid[1], ctas) ||
+      __builtin_mul_overflow(*ctas, (unsigned long long)grid[2], ctas))
     return CUDA_ERROR_INVALID_VALUE;
-  if (d == NULL) {
-    r = trt_driver_get(&d);
-    if (r != CUDA_SUCCESS) return r;
-    r = trt_context_key(d, &key);
-    if (r != CUDA_SUCCESS) return r;
-  }
-  r = trt_kernel_function_in(d, k, key, &fn);
-  if (r != CUDA_SUCCESS) return r;
+  return CUDA_SUCCESS;
+}
+
+/* Launches the loaded `fn` of `k` (grid checked by trt_grid_check): scratch, then the launch. */
+static CUresult trt_launch_loaded(const trt_driver *d, unsigned long long key, trt_kernel *k,
+                                  CUfunction fn, CUstream stream, const int64_t grid[3],
+                                  unsigned long long gx, unsigned long long ctas, void **params,
+                                  CUdeviceptr scratch[2]) {
+  const trt_kernel_info *info = k->info;
+  CUdeviceptr gs_raw = 0, ps_raw = 0;
+  CUresult r, r2;
   if (info->global_scratch_size != 0 || info->profile_scratch_size != 0) {
     trt_scratch_slot *slot = trt_scratch_slot_for(d, key, stream);
     if (slot != NULL) {
@@ -479,6 +476,141 @@ CUresult trt_kernel_launch_slow(const trt_driver *d, unsigned long long key, trt
     if (r == CUDA_SUCCESS) r = r2;
   }
   return r;
+}
+
+/* Launches kernel `k` on a grid of `grid` (in clusters along x when num_ctas > 1, as Triton's own
+ * launcher does).  The last two entries of `params` (global_scratch and profile_scratch, which
+ * every Triton 3.6 kernel takes) point at scratch[0] and scratch[1], which are filled in here.
+ * `d` and `key` are the driver table and the current context's cache key when the caller (the
+ * dispatcher) has them already, so that a dispatched launch asks the driver for the context once,
+ * not twice; d == NULL means "look them up". */
+CUresult trt_kernel_launch_slow(const trt_driver *d, unsigned long long key, trt_kernel *k,
+                                     CUstream stream, const int64_t grid[3], void **params,
+                                     CUdeviceptr scratch[2]) {
+  CUfunction fn = NULL;
+  unsigned long long gx = 0, ctas = 0;
+  CUresult r;
+  /* An empty grid is a successful no-op; it does not even need a driver or a context. */
+  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return CUDA_SUCCESS;
+  r = trt_grid_check(k->info, grid, &gx, &ctas);
+  if (r != CUDA_SUCCESS) return r;
+  if (d == NULL) {
+    r = trt_driver_get(&d);
+    if (r != CUDA_SUCCESS) return r;
+    r = trt_context_key(d, &key);
+    if (r != CUDA_SUCCESS) return r;
+  }
+  r = trt_kernel_function_in(d, k, key, &fn);
+  if (r != CUDA_SUCCESS) return r;
+  return trt_launch_loaded(d, key, k, fn, stream, grid, gx, ctas, params, scratch);
+}
+
+/* ---- reset_to_zero: memsets on the launch stream before the launch ---------------------------- */
+
+/* One region as a memset: the unit (1, 2 or 4 bytes: the widest dividing the element size, the
+ * address and, for 2-D, the pitch: so any element size is zeroed exactly), the width in units,
+ * the height, the pitch in bytes. Fails (nothing zeroed anywhere yet) on a negative extent, a
+ * row stride below the row, or sizes beyond the address space; empty regions get height 0. */
+typedef struct trt_memset_plan {
+  unsigned int unit;
+  size_t width, height, pitch;
+} trt_memset_plan;
+
+static CUresult trt_zero_plan(const trt_zero_region *z, trt_memset_plan *p) {
+  unsigned long long row_bytes = 0, pitch = 0, span = 0, end = 0;
+  unsigned int unit = 4;
+  p->unit = 1;
+  p->width = p->height = p->pitch = 0;
+  const int64_t stride = z->two_d ? z->row_stride : z->cols; /* 1-D: one row */
+  if (z->rows < 0 || z->cols < 0 || stride < z->cols || z->elem_size == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (__builtin_mul_overflow((unsigned long long)z->cols, z->elem_size, &row_bytes) ||
+      __builtin_mul_overflow((unsigned long long)stride, z->elem_size, &pitch))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (z->rows == 0 || z->cols == 0) return CUDA_SUCCESS; /* nothing to zero */
+  /* the last byte zeroed: (rows - 1) * pitch + row bytes past ptr, within the address space */
+  if (__builtin_mul_overflow((unsigned long long)(z->rows - 1), pitch, &span) ||
+      __builtin_add_overflow(span, row_bytes, &span) ||
+      __builtin_add_overflow((unsigned long long)z->ptr, span, &end) ||
+      (unsigned long long)(size_t)span != span || (unsigned long long)(size_t)pitch != pitch)
+    return CUDA_ERROR_INVALID_VALUE;
+  while (unit > 1 && (z->elem_size % unit != 0 || z->ptr % unit != 0 ||
+                      (z->two_d && pitch % unit != 0)))
+    unit /= 2;
+  p->unit = unit;
+  p->width = (size_t)(row_bytes / unit);
+  p->height = (size_t)z->rows;
+  p->pitch = (size_t)pitch;
+  return CUDA_SUCCESS;
+}
+
+static int trt_memset_available(const trt_driver *d, const trt_zero_region *z,
+                                const trt_memset_plan *p) {
+  if (z->two_d)
+    return p->unit == 4 ? d->memset_d2d32_async != NULL
+                        : p->unit == 2 ? d->memset_d2d16_async != NULL
+                                       : d->memset_d2d8_async != NULL;
+  return p->unit == 4 ? d->memset_d32_async != NULL
+                      : p->unit == 2 ? d->memset_d16_async != NULL : d->memset_d8_async != NULL;
+}
+
+static CUresult trt_memset(const trt_driver *d, const trt_zero_region *z, const trt_memset_plan *p,
+                           CUstream stream) {
+  if (z->two_d) {
+    if (p->unit == 4) return d->memset_d2d32_async(z->ptr, p->pitch, 0u, p->width, p->height, stream);
+    if (p->unit == 2)
+      return d->memset_d2d16_async(z->ptr, p->pitch, (unsigned short)0, p->width, p->height, stream);
+    return d->memset_d2d8_async(z->ptr, p->pitch, (unsigned char)0, p->width, p->height, stream);
+  }
+  if (p->unit == 4) return d->memset_d32_async(z->ptr, 0u, p->width, stream);
+  if (p->unit == 2) return d->memset_d16_async(z->ptr, (unsigned short)0, p->width, stream);
+  return d->memset_d8_async(z->ptr, (unsigned char)0, p->width, stream);
+}
+
+/* The most regions one launcher zeroes: one per pointer argument (Triton kernels have far fewer
+ * parameters than this). */
+#define TRT_MAX_ZERO_REGIONS 64
+
+CUresult trt_kernel_launch_zeroed(const trt_driver *d, unsigned long long key, trt_kernel *k,
+                                  CUstream stream, const int64_t grid[3], void **params,
+                                  CUdeviceptr scratch[2], const trt_zero_region *zero, int n) {
+  trt_memset_plan plans[TRT_MAX_ZERO_REGIONS];
+  CUfunction fn = NULL;
+  unsigned long long gx = 0, ctas = 0;
+  int i, empty = grid[0] == 0 || grid[1] == 0 || grid[2] == 0, any = 0;
+  CUresult r;
+  if (n < 0 || n > TRT_MAX_ZERO_REGIONS) return CUDA_ERROR_INVALID_VALUE;
+  /* every check before the first memset: a refused call changes no memory */
+  if (!empty) {
+    r = trt_grid_check(k->info, grid, &gx, &ctas);
+    if (r != CUDA_SUCCESS) return r;
+  }
+  for (i = 0; i < n; ++i) {
+    r = trt_zero_plan(&zero[i], &plans[i]);
+    if (r != CUDA_SUCCESS) return r;
+    if (plans[i].height != 0) any = 1;
+  }
+  if (empty && !any) return CUDA_SUCCESS; /* nothing to do: no driver needed */
+  if (d == NULL) {
+    r = trt_driver_get(&d);
+    if (r != CUDA_SUCCESS) return r;
+    r = trt_context_key(d, &key);
+    if (r != CUDA_SUCCESS) return r;
+  }
+  for (i = 0; i < n; ++i)
+    if (plans[i].height != 0 && !trt_memset_available(d, &zero[i], &plans[i]))
+      return CUDA_ERROR_NOT_SUPPORTED;
+  if (!empty) {
+    r = trt_kernel_function_in(d, k, key, &fn);
+    if (r != CUDA_SUCCESS) return r;
+  }
+  for (i = 0; i < n; ++i) {
+    if (plans[i].height == 0) continue;
+    r = trt_memset(d, &zero[i], &plans[i], stream);
+    if (r != CUDA_SUCCESS) return r; /* not launched: the kernel would accumulate into garbage */
+  }
+  if (empty) return CUDA_SUCCESS;
+  return trt_launch_loaded(d, key, k, fn, stream, grid, gx, ctas, params, scratch);
 }
 
 /* ---- dispatcher: per-context target selection ---------------------------------------------- */

@@ -22,6 +22,9 @@
  *   multiple of 16 bytes, last stride not 1, a dimension outside [1, INT32_MAX])
  *                                                -> CUDA_ERROR_INVALID_VALUE, nothing launched
  *   a driver without cuTensorMapEncodeTiled (< 12.0) for such a kernel -> CUDA_ERROR_NOT_SUPPORTED
+ *   a reset_to_zero region with a negative extent, a row stride below its row length, or a size
+ *   beyond the address space                     -> CUDA_ERROR_INVALID_VALUE, nothing zeroed or
+ *                                                   launched
  *   any other driver error is returned unchanged. Nothing here exits, aborts or prints.
  */
 #ifndef RULES_TRITON_TRT_RUNTIME_H_
@@ -70,6 +73,15 @@ typedef CUresult (*trt_pfn_mem_alloc_async)(CUdeviceptr *, size_t, CUstream);
 typedef CUresult (*trt_pfn_mem_free_async)(CUdeviceptr, CUstream);
 typedef CUresult (*trt_pfn_stream_get_id)(CUstream, unsigned long long *);
 typedef CUresult (*trt_pfn_stream_is_capturing)(CUstream, CUstreamCaptureStatus *);
+typedef CUresult (*trt_pfn_memset_d8_async)(CUdeviceptr, unsigned char, size_t, CUstream);
+typedef CUresult (*trt_pfn_memset_d16_async)(CUdeviceptr, unsigned short, size_t, CUstream);
+typedef CUresult (*trt_pfn_memset_d32_async)(CUdeviceptr, unsigned int, size_t, CUstream);
+typedef CUresult (*trt_pfn_memset_d2d8_async)(CUdeviceptr, size_t, unsigned char, size_t, size_t,
+                                              CUstream);
+typedef CUresult (*trt_pfn_memset_d2d16_async)(CUdeviceptr, size_t, unsigned short, size_t,
+                                               size_t, CUstream);
+typedef CUresult (*trt_pfn_memset_d2d32_async)(CUdeviceptr, size_t, unsigned int, size_t, size_t,
+                                               CUstream);
 typedef CUresult (*trt_pfn_tensor_map_encode_tiled)(
     CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *,
     const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
@@ -94,6 +106,13 @@ typedef struct trt_driver {
   trt_pfn_stream_get_id stream_get_id;       /* CUDA 12.0: reusable scratch per stream */
   trt_pfn_stream_is_capturing stream_is_capturing; /* CUDA 10.0: no reuse under capture */
   trt_pfn_tensor_map_encode_tiled tensor_map_encode_tiled; /* CUDA 12.0: host TMA descriptors */
+  /* reset_to_zero (CUDA 3.2; optional so that libraries without it never need them) */
+  trt_pfn_memset_d8_async memset_d8_async;
+  trt_pfn_memset_d16_async memset_d16_async;
+  trt_pfn_memset_d32_async memset_d32_async;
+  trt_pfn_memset_d2d8_async memset_d2d8_async;
+  trt_pfn_memset_d2d16_async memset_d2d16_async;
+  trt_pfn_memset_d2d32_async memset_d2d32_async;
 } trt_driver;
 
 
@@ -154,6 +173,33 @@ TRT_INTERNAL CUresult trt_kernel_launch_slow(const trt_driver *d, unsigned long 
                                              trt_kernel *k, CUstream stream,
                                              const int64_t grid[3], void **params,
                                              CUdeviceptr scratch[2]);
+
+/* ---- reset_to_zero ----------------------------------------------------------------------------
+ * A region the launcher zeroes before the launch (Triton's reset_to_zero, a split-K config's
+ * pre_hook=init_to_zero): `rows` rows of `cols` contiguous elements of `elem_size` bytes,
+ * `row_stride` elements apart, from `ptr`. A 1-D region (`count` elements) has two_d == 0,
+ * rows == 1, cols == count (row_stride unused). The extents are the launcher's int64 expressions,
+ * checked here. */
+typedef struct trt_zero_region {
+  CUdeviceptr ptr;
+  unsigned int elem_size; /* bytes per element, from the pointer's Triton type */
+  int two_d;              /* 1: cuMemsetD2D*Async with pitch row_stride * elem_size */
+  int64_t rows, cols, row_stride;
+} trt_zero_region;
+
+/* trt_kernel_launch_slow's contract, with `zero[0..n)` zeroed on `stream` first: every check
+ * (grid, regions, driver entry points, loading the kernel) comes before the first memset, so a
+ * refused call changes no memory; a failed memset is returned and nothing is launched. Each
+ * region is one cuMemsetD{8,16,32}Async (1-D) or cuMemsetD2D{8,16,32}Async (2-D), the widest
+ * unit that divides the element size, the address and (2-D) the pitch; on a capturing stream
+ * they become memset nodes of the graph. An empty region zeroes nothing; an empty grid zeroes the
+ * regions and launches nothing (as Triton's pre_hook, which runs whatever the grid: accumulating
+ * nothing leaves zeros). A call with nothing to zero and an empty grid needs no driver. */
+TRT_INTERNAL CUresult trt_kernel_launch_zeroed(const trt_driver *d, unsigned long long key,
+                                               trt_kernel *k, CUstream stream,
+                                               const int64_t grid[3], void **params,
+                                               CUdeviceptr scratch[2], const trt_zero_region *zero,
+                                               int n);
 
 /* Device attributes that grids may read (triton_aot.grid.DEVICE_ATTRS). */
 enum trt_attr {

@@ -55,6 +55,28 @@ def c_type(triton_type: str) -> CType:
                         f"{', '.join(SCALARS)} or a pointer *T") from None
 
 
+# Bytes per element behind a pointer `*T`, for what the launcher does to the memory itself
+# (reset_to_zero's memsets): Triton stores i1/u1 as one byte, every fp8 format is one byte.
+POINTEE_SIZES: dict[str, int] = {
+    "i1": 1, "u1": 1, "i8": 1, "u8": 1, "fp8e4nv": 1, "fp8e4b8": 1, "fp8e4b15": 1, "fp8e5": 1,
+    "fp8e5b16": 1, "i16": 2, "u16": 2, "fp16": 2, "bf16": 2, "i32": 4, "u32": 4, "fp32": 4,
+    "i64": 8, "u64": 8, "fp64": 8,
+}
+
+
+def pointee_size(triton_type: str) -> int:
+    """Element size in bytes of a canonical pointer type (`*fp16` -> 2, `*kfp32` -> 4)."""
+    if not triton_type.startswith("*"):
+        raise UserError(f"type {triton_type!r} is not a pointer")
+    pointee = triton_type[1:]
+    if pointee.startswith("k"):  # Triton's const pointers: *kfp16
+        pointee = pointee[1:]
+    try:
+        return POINTEE_SIZES[pointee]
+    except KeyError:
+        raise UserError(f"pointer type {triton_type!r} has no known element size") from None
+
+
 # One list of names that generated C cannot use for its identifiers (kernel parameters, the
 # library name, variant symbols): C11 and C++20 keywords, and names the generated C needs itself
 # (its types, cuda.h's, <stdint.h>'s). (`stream` and `algo_id` are fine: the generated C renames

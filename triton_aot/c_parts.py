@@ -8,7 +8,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Sequence
 
-from triton_aot import c_syntax
+from triton_aot import abi, c_syntax
 from triton_aot.c_render import Templates
 from triton_aot.c_syntax import CCode
 from triton_aot.errors import UserError
@@ -173,6 +173,25 @@ def _tensordesc_locals(t: Templates, record: VariantRecord, a: Arg) -> tuple[str
     return text, refs
 
 
+def _zero_regions(record: VariantRecord) -> str:
+    """The launcher's `trt_zero` array: each reset_to_zero region with its extents evaluated
+    (the runtime checks them and zeroes before the launch; trt_kernel_launch_zeroed)."""
+    by_name = {a.name: a for a in record.args}
+    rows = []
+    for r in record.reset_to_zero:
+        a = by_name[r.name]
+        name = c_syntax.ident(r.name, "argument name")
+        exts = [f"(int64_t)({c_syntax.grid_expression(e, 'reset_to_zero extent')})"
+                for e in r.extents_c]
+        # 1-D: one row of `count` elements (the row stride is unused)
+        rows_, cols, stride = exts if len(exts) == 3 else ("(int64_t)1", exts[0], "(int64_t)0")
+        rows.append(f"      /* {c_syntax.comment(r.summary)}: {c_syntax.comment(a.type)} */\n"
+                    f"      {{{name}, {abi.pointee_size(a.type)}u, {int(len(exts) == 3)}, "
+                    f"{rows_}, {cols}, {stride}}},\n")
+    return (f"  /* reset_to_zero: zeroed on the stream before the launch (every check first) */\n"
+            f"  const trt_zero_region trt_zero[{len(rows)}] = {{\n{''.join(rows)}  }};\n")
+
+
 def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
                     linkage: CCode) -> CCode:
     """`trt_dispatch_SYMBOL(driver, context key, stream, launcher args...)`."""
@@ -183,8 +202,20 @@ def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
     locals_, refs = [], []
     for a in record.launch_args:  # only the grid reads them; an algo's grid may not
         locals_.append(f"  (void){c_syntax.ident(a.name, 'launch argument name')};\n")
+    zeroed = bool(record.reset_to_zero)
+    if zeroed and backend is HIP:
+        raise UserError(f"{record.symbol}: reset_to_zero is CUDA only; hip targets do not "
+                        "support it yet")
+    launch_fn = CCode("trt_kernel_launch_zeroed" if zeroed else "trt_kernel_launch_in")
+    zero_args = CCode(f", trt_zero, {len(record.reset_to_zero)}" if zeroed else "")
+    if zeroed:
+        locals_.append(_zero_regions(record))
     if record.tensordescs:
-        locals_.append(t.render("tensordesc_empty_grid.c.tmpl"))
+        # with reset_to_zero, an empty grid still zeroes (the runtime skips the launch)
+        empty = CCode(f"trt_kernel_launch_zeroed(trt_driver_table, trt_context_key_, "
+                      f"&trt_kernel_{kernel_id}, {stream}, trt_grid, NULL, trt_scratch"
+                      f"{zero_args})" if zeroed else "CUDA_SUCCESS")
+        locals_.append(t.render("tensordesc_empty_grid.c.tmpl", empty_grid_result=empty))
     for a in args:
         name = c_syntax.ident(a.name, "argument name")
         if a.is_tensordesc:
@@ -230,4 +261,6 @@ def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
         num_params=len(refs),
         param_refs=CCode(", ".join(refs)),
         kernel_id=kernel_id,
-        stream=stream)
+        stream=stream,
+        launch_fn=launch_fn,
+        zero_args=zero_args)

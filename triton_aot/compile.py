@@ -22,7 +22,8 @@ from triton_aot import abi, cli
 from triton_aot.atomic_write import write_atomic
 from triton_aot.errors import UserError, flag_error
 from triton_aot.signature import is_tensordesc
-from triton_aot.variant import Arg, AutotuneRecord, LaunchConfig, Target, VariantRecord
+from triton_aot.variant import (Arg, AutotuneRecord, LaunchConfig, ResetRegion, Target,
+                                VariantRecord)
 
 if TYPE_CHECKING:
     from triton_aot.triton_adapter import CompiledVariant
@@ -58,6 +59,11 @@ def define_flags(fv: flags.FlagValues) -> None:
     s("launch_args", "", "Integers the grid uses that the kernel does not take, C API parameters "
       "after the kernel's arguments: 'n_rows: i32, tiles: i64'.", flag_values=fv)
     i("maxnreg", None, "Register cap per thread (ptxas .maxnreg), CUDA only.", flag_values=fv)
+    flags.DEFINE_multi_string(
+        "reset_to_zero", [], "Zero memory before each launch (Triton's reset_to_zero / "
+        "pre_hook=init_to_zero): NAME=EXTENTS, NAME a pointer argument, EXTENTS 'count' (1-D) or "
+        "'rows, cols, row_stride' (2-D, elements) in the grid's language; repeatable, e.g. "
+        "--reset_to_zero='c_ptr=M, N, stride_cm'. CUDA only.", flag_values=fv)
     s("algo_targets", "", "The targets this variant's algo is restricted to ('cuda:90,cuda:100'; "
       "must include --target); the link tool then allows the algo to lack the others.",
       flag_values=fv)
@@ -98,6 +104,7 @@ class ToolArgs:
     grid: str
     launch_args: str
     maxnreg: Optional[int]
+    reset_to_zero: tuple
     algo_targets: str
     num_warps: int
     num_stages: int
@@ -128,7 +135,8 @@ def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
     return ToolArgs(
         kernel_path=fv.kernel_path, kernel_module=fv.kernel_module, kernel_name=fv.kernel_name, signature=fv.signature,
         hints=fv.hints or "", constexprs=fv.constexprs or "", grid=fv.grid,
-        launch_args=fv.launch_args or "", maxnreg=fv.maxnreg, algo_targets=fv.algo_targets or "",
+        launch_args=fv.launch_args or "", maxnreg=fv.maxnreg,
+        reset_to_zero=tuple(fv.reset_to_zero), algo_targets=fv.algo_targets or "",
         num_warps=fv.num_warps, num_stages=fv.num_stages, num_ctas=fv.num_ctas,
         launch_cooperative_grid=fv.launch_cooperative_grid, launch_pdl=fv.launch_pdl,
         embed_ptx=fv.embed_ptx, export_symbols=fv.export_symbols,
@@ -141,7 +149,7 @@ def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
 
 def run(args: ToolArgs) -> None:
     """Compiles and writes the requested outputs; raises UserError on any input problem."""
-    from triton_aot.grid import parse_grid, parse_launch_args
+    from triton_aot.grid import parse_grid, parse_launch_args, parse_reset_to_zero
     from triton_aot import build_driver, decorators
     from triton_aot.kernel_loader import kernel_wrappers, load_kernel
     from triton_aot.signature import (bind, parse_constexprs, parse_hints, parse_signature,
@@ -163,6 +171,12 @@ def run(args: ToolArgs) -> None:
                           args.launch_cooperative_grid, args.launch_pdl, args.maxnreg)
     check_options(opts, target)
     _check_backend_flags(args, target)
+    if args.reset_to_zero and target.is_hip:
+        # The HIP launcher has no memset path yet (and the fake HIP runtime no memset records to
+        # test one against): refused rather than silently not zeroed.
+        raise flag_error("reset_to_zero", f"is CUDA only for now (target {target})",
+                         "zero the output before calling a hip library, or build this algo "
+                         "for cuda targets")
     algo_targets = _algo_targets(args.algo_targets, target, parse_target)
     entries = parse_signature(args.signature)
     hints = parse_hints(args.hints)
@@ -200,6 +214,8 @@ def run(args: ToolArgs) -> None:
             check_options(opts, target)
         launch_args = parse_launch_args(args.launch_args, sig)
         grid = parse_grid(args.grid, sig, launch_args)
+        reset_to_zero = parse_reset_to_zero(args.reset_to_zero, sig, launch_args,
+                                            args.algo_index)
         if target.is_hip and grid.device_attrs:
             raise flag_error("grid", f"{', '.join(grid.device_attrs)} is not supported for hip "
                              f"targets yet (target {target})", "write the grid without it")
@@ -208,7 +224,7 @@ def run(args: ToolArgs) -> None:
 
     record = build_record(args, kernel.file_name, target, sig, grid, compiled, launch_args,
                           algo_targets, autotune, heuristics,
-                          algo_opts if algo_opts != opts else None)
+                          algo_opts if algo_opts != opts else None, reset_to_zero)
     if target.is_hip:
         check_hsaco(record, compiled.cubin)
     files: dict[str, bytes] = {}
@@ -316,7 +332,8 @@ def _relative_to_record(args: ToolArgs, flag: str) -> str | None:
 def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature",
                  grid: "Grid", compiled: "CompiledVariant",
                  launch_args: Sequence = (), algo_targets: tuple | None = None,
-                 autotune=None, heuristics: tuple = (), algo_opts=None) -> VariantRecord:
+                 autotune=None, heuristics: tuple = (), algo_opts=None,
+                 reset_to_zero: Sequence = ()) -> VariantRecord:
     arg_records = []
     tma = iter(compiled.tma)
     for a in sig.args:
@@ -356,6 +373,7 @@ def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature"
         algo_launch=(None if algo_opts is None else LaunchConfig(
             algo_opts.num_warps, algo_opts.num_stages, algo_opts.num_ctas,
             args.launch_cooperative_grid, args.launch_pdl, algo_opts.maxnreg)),
+        reset_to_zero=tuple(ResetRegion(r.name, r.source, r.c) for r in reset_to_zero),
     )
 
 

@@ -33,6 +33,7 @@ from triton_aot.errors import UserError
 from triton_aot.signature import (INT_TYPES, BoundSignature, is_tensordesc, parse_tensordesc,
                                   tensordesc_c_names)
 
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 MAX_DEPTH = 32  # nesting limit: keeps the recursive parser far from Python's stack limit
 _INT64_MAX = 2**63 - 1
 
@@ -63,7 +64,7 @@ _TOKEN = re.compile(r"\s*(?:(?P<int>[0-9]+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|"
                     r"(?P<op>[-+*/%(),]))")
 
 
-def tokenize(text: str) -> list[Token]:
+def tokenize(text: str, what: str = "--grid") -> list[Token]:
     tokens = []
     pos = 0
     while True:
@@ -73,20 +74,26 @@ def tokenize(text: str) -> list[Token]:
             break
         match = _TOKEN.match(text, pos)
         if match is None:
-            raise _error(text, pos, text[pos], f"character {text[pos]!r} is not allowed")
+            raise _error(text, pos, text[pos], f"character {text[pos]!r} is not allowed", what)
         kind = match.lastgroup
         start = match.start(kind)
         tokens.append(Token(kind, match.group(kind), start))
         pos = match.end()
         if kind == "op" and match.group(kind) == "/" and text.startswith("/", pos):
-            raise _error(text, start, "//", "'//' is not allowed; use / (C integer division)")
+            raise _error(text, start, "//", "'//' is not allowed; use / (C integer division)",
+                         what)
     tokens.append(Token("end", "", len(text)))
     return tokens
 
 
-def _error(text: str, pos: int, token: str, problem: str) -> UserError:
-    return UserError(f"--grid: {problem} (token {token!r} at column {pos + 1} of {text!r}); "
-                     f"grid entries may only use {_ALLOWED}")
+def _error(text: str, pos: int, token: str, problem: str, what: str = "--grid") -> UserError:
+    """`what`: the expression's owner as the message names it (`--grid`, or
+    `--reset_to_zero: c_ptr` for a reset_to_zero extent, which uses the same language)."""
+    kind = ("grid entries" if what == "--grid" else
+            f"reset_to_zero extents (the grid's language without {', '.join(DEVICE_ATTRS)})")
+    allowed = _ALLOWED if what == "--grid" else _ALLOWED.replace(" and NUM_SMS", "")
+    return UserError(f"{what}: {problem} (token {token!r} at column {pos + 1} of {text!r}); "
+                     f"{kind} may only use {allowed}")
 
 
 # ----------------------------------------------------------------------------- tree
@@ -181,10 +188,11 @@ def _symbols(sig: BoundSignature, launch_args: Sequence["LaunchArg"] = ()
 class _Parser:
 
     def __init__(self, text: str, symbols: dict[str, _Symbol],
-                 launch_names: Sequence[str] = ()) -> None:
+                 launch_names: Sequence[str] = (), what: str = "--grid") -> None:
         self.launch_names = list(launch_names)
         self.text = text
-        self.tokens = tokenize(text)
+        self.what = what
+        self.tokens = tokenize(text, what)
         self.i = 0
         self.depth = 0
         self.symbols = symbols
@@ -198,7 +206,7 @@ class _Parser:
         return tok
 
     def fail(self, tok: Token, problem: str) -> UserError:
-        return _error(self.text, tok.pos, tok.text or "<end>", problem)
+        return _error(self.text, tok.pos, tok.text or "<end>", problem, self.what)
 
     def expect(self, text: str) -> None:
         tok = self.take()
@@ -212,7 +220,8 @@ class _Parser:
 
     def entries(self) -> list[Expr]:
         if self.peek().kind == "end":
-            raise self.fail(self.peek(), "the grid is empty")
+            raise self.fail(self.peek(), "the grid is empty" if self.what == "--grid" else
+                            "the extent is empty")
         result = [self.expr()]
         while self.peek().text == ",":
             self.take()
@@ -428,3 +437,96 @@ def parse_launch_args(text: str, sig: BoundSignature) -> tuple[LaunchArg, ...]:
                             "once")
         out.append(LaunchArg(name, ty))
     return tuple(out)
+
+
+# ----------------------------------------------------------------------------- reset_to_zero
+
+
+@dataclass(frozen=True)
+class ZeroRegion:
+    """What the launcher zeroes before launching (Triton's `reset_to_zero` / a config's
+    `pre_hook=init_to_zero(...)`), in the grid's expression language over the C API's integers.
+
+    `dims` is one extent, `count` contiguous elements, or three, `rows, cols, row_stride`: `rows`
+    rows of `cols` contiguous elements, `row_stride` elements apart. Elements are the pointer's
+    (`*fp16`: 2 bytes)."""
+
+    name: str  # the pointer argument
+    source: tuple[str, ...]  # canonical source of each extent (1 or 3)
+    c: tuple[str, ...]  # its int64_t C expression
+
+    @property
+    def is_2d(self) -> bool:
+        return len(self.source) == 3
+
+
+RESET_FORMS = "'count' (1-D) or 'rows, cols, row_stride' (2-D, in elements)"
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+def parse_reset_to_zero(entries: Sequence[str], sig: BoundSignature,
+                        launch_args: Sequence[LaunchArg] = (),
+                        algo_index: int | None = None) -> tuple[ZeroRegion, ...]:
+    """`--reset_to_zero=NAME=EXTENTS` entries -> regions, in the kernel's parameter order.
+
+    NAME is a pointer argument of the kernel; EXTENTS is `count` or `rows, cols, row_stride` in
+    the grid's language without device attributes (a tensor's size is the caller's, not the
+    device's). `{CONSTEXPR}` placeholders take the variant's integer constexpr values (the rule
+    fills them per algo before; on the command line they read --constexprs)."""
+    where = "" if algo_index is None else f" (algo {algo_index})"
+    args = sig.by_name()
+    constexprs = {a.name: a.value for a in sig.args if a.is_constexpr}
+    regions: dict[str, ZeroRegion] = {}
+    for entry in entries:
+        name, eq, text = entry.partition("=")
+        name = name.strip()
+        if not eq or not _IDENT.match(name):
+            raise UserError(f"--reset_to_zero{where}: entry {entry!r} is not NAME=EXTENTS; write "
+                            "e.g. --reset_to_zero='c_ptr=M, N, stride_cm' (2-D) or "
+                            "--reset_to_zero='out_ptr=n' (1-D)")
+        what = f"--reset_to_zero{where}: {name}"
+        a = args.get(name)
+        if a is None:
+            pointers = [p.name for p in sig.args if p.type.startswith("*")]
+            raise UserError(f"{what}: {name!r} is not an argument of the kernel; reset_to_zero "
+                            "names the pointer argument to zero (the kernel's pointer arguments: "
+                            f"{', '.join(pointers) or 'none'})")
+        if a.is_constexpr or not a.type.startswith("*"):
+            kind = ("a constexpr (None: not an argument of the compiled kernel)"
+                    if a.is_constexpr and a.value is not None and a.value.kind == "none" else
+                    "a tl.constexpr" if a.is_constexpr else
+                    f"a tensor descriptor ({a.type})" if is_tensordesc(a.type) else
+                    f"a scalar argument ({a.type})")
+            raise UserError(f"{what}: {name!r} is {kind}, not a pointer; reset_to_zero zeroes "
+                            "the memory a pointer argument (*fp32, *fp16, ...) points to")
+        if name in regions:
+            raise UserError(f"{what}: {name!r} is given twice; give each pointer one region")
+
+        def fill(m: "re.Match[str]") -> str:
+            key = m.group(1)
+            value = constexprs.get(key)
+            if value is None or value.kind != "int":
+                ints = [k for k, v in constexprs.items() if v is not None and v.kind == "int"]
+                raise UserError(f"{what}: {{{key}}} in {text.strip()!r} is not an integer "
+                                "constexpr of this algo (its integer constexprs: "
+                                f"{', '.join(ints) or 'none'}); name one of them, or write the "
+                                "value")
+            return value.repr
+
+        filled = _PLACEHOLDER.sub(fill, text)
+        symbols = _symbols(sig, launch_args)
+        for attr, (_, _, meaning) in DEVICE_ATTRS.items():
+            if symbols.get(attr) and symbols[attr].kind == "attr":
+                symbols[attr] = _Symbol("reject", f"{attr} ({meaning}) cannot size a "
+                                        "reset_to_zero region: the region is the tensor the "
+                                        "arguments describe, not the device's")
+        if not filled.strip():
+            raise UserError(f"{what}: the extent is empty; give {RESET_FORMS}")
+        exprs = _Parser(filled, symbols, [la.name for la in launch_args], what).entries()
+        if len(exprs) not in (1, 3):
+            raise UserError(f"{what}: {text.strip()!r} has {len(exprs)} expressions; give "
+                            f"{RESET_FORMS}")
+        regions[name] = ZeroRegion(name, tuple(to_source(e) for e in exprs),
+                                   tuple(to_c(e) for e in exprs))
+    order = [a.name for a in sig.args]
+    return tuple(sorted(regions.values(), key=lambda r: order.index(r.name)))

@@ -159,6 +159,27 @@ class AutotuneRecord:
 
 
 @dataclass(frozen=True)
+class ResetRegion:
+    """Memory the launcher zeroes, on the launch stream, before it launches the kernel (Triton's
+    `reset_to_zero`, a split-K config's `pre_hook=init_to_zero("C")`): from the pointer argument
+    `name`, `count` contiguous elements (one extent) or `rows` rows of `cols` contiguous elements
+    `row_stride` elements apart (three extents). The element size is the pointer's type's."""
+
+    name: str  # a pointer argument of the kernel
+    extents: tuple[str, ...]  # validated source expressions (1 or 3)
+    extents_c: tuple[str, ...]  # their int64_t C expressions over the C parameter names
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "extents": list(self.extents),
+                "extents_c": list(self.extents_c)}
+
+    @property
+    def summary(self) -> str:
+        """`c_ptr[M, N, stride_cm]`: the algo info string's spelling."""
+        return f"{self.name}[{', '.join(self.extents)}]"
+
+
+@dataclass(frozen=True)
 class VariantRecord:
     symbol: str  # C name of the variant (unique in its library)
     kernel_name: str  # entry point in the cubin
@@ -190,6 +211,8 @@ class VariantRecord:
     heuristics: tuple[str, ...] = ()
     # the launch options the algo asked for, when a heuristic changed them (None: `launch`)
     algo_launch: LaunchConfig | None = None
+    # memory zeroed before each launch, in the kernel's parameter order (a split-K algo's output)
+    reset_to_zero: tuple[ResetRegion, ...] = ()
     format: str = field(default=FORMAT)
 
     # ---- views
@@ -271,7 +294,8 @@ class VariantRecord:
     def algo_config(self) -> tuple:
         """What makes two variants the same algo: the constexprs and launch config the algo
         asked for (heuristic values are the variant's and may differ per specialization)."""
-        return (tuple(self.algo_constexprs.items()), self.algo_launch or self.launch)
+        return (tuple(self.algo_constexprs.items()), self.algo_launch or self.launch,
+                tuple((r.name, r.extents) for r in self.reset_to_zero))
 
     def algo_sort_key(self) -> tuple:
         """Order of algos without algo_index: numeric constexprs compare as numbers (BLOCK=64
@@ -303,6 +327,8 @@ class VariantRecord:
             parts.append(f"maxnreg={launch.maxnreg}")
         if self.algo_targets is not None:
             parts.append(f"targets={','.join(self.algo_targets)}")
+        if self.reset_to_zero:
+            parts.append(f"reset_to_zero={';'.join(r.summary for r in self.reset_to_zero)}")
         return " ".join(parts)
 
     def constexpr_summary(self) -> str:
@@ -362,6 +388,8 @@ class VariantRecord:
             a = self.algo_launch
             d["algo_launch"] = {"num_warps": a.num_warps, "num_stages": a.num_stages,
                                 "num_ctas": a.num_ctas, "maxnreg": a.maxnreg}
+        if self.reset_to_zero:
+            d["reset_to_zero"] = [r.to_dict() for r in self.reset_to_zero]
         return d
 
     def to_json(self) -> str:
@@ -400,7 +428,7 @@ _KEYS = frozenset(("format", "symbol", "kernel_name", "kernel_file", "target", "
                    "profile_scratch_size", "profile_scratch_align", "grid", "grid_c",
                    "triton_version", "cubin_file", "cubin_sha256", "cubin_size", "ptx_embedded",
                    "ptx_file", "export_symbols", "launch_args", "maxnreg",
-                   "algo_targets", "autotune", "heuristics", "algo_launch"))
+                   "algo_targets", "autotune", "heuristics", "algo_launch", "reset_to_zero"))
 
 
 def _int(d: dict, key: str, minimum: int = 0) -> int:
@@ -515,6 +543,44 @@ def _launch_args(value: Any, args: tuple[Arg, ...]) -> tuple[Arg, ...]:
                               "parameter of the C API")
         names.add(name)
         out.append(Arg(name, ty))
+    return tuple(out)
+
+
+def _reset_to_zero(value: Any, args: tuple[Arg, ...], target: Target) -> tuple[ResetRegion, ...]:
+    """The regions zeroed before each launch: pointer arguments of the kernel, each once, in
+    parameter order, with 1 or 3 extents whose C is a plain grid expression (the launcher
+    evaluates it like the grid, but no device attribute is read for it)."""
+    if not isinstance(value, list) or not value:
+        raise RecordError(f"reset_to_zero {value!r} is not a non-empty list of regions")
+    if target.is_hip:
+        raise RecordError("reset_to_zero is CUDA only; a hip variant cannot have one")
+    from triton_aot.grid import DEVICE_ATTRS
+    order = [a.name for a in args]
+    pointers = {a.name for a in args if a.is_pointer}
+    out: list[ResetRegion] = []
+    for i, r in enumerate(value):
+        if (not isinstance(r, dict) or set(r) != {"name", "extents", "extents_c"}
+                or not isinstance(r["name"], str)):
+            raise RecordError(f"reset_to_zero[{i}] is not an object with 'name', 'extents' and "
+                              "'extents_c'")
+        name, extents, extents_c = r["name"], r["extents"], r["extents_c"]
+        if name not in pointers:
+            raise RecordError(f"reset_to_zero[{i}]: {name!r} is not a pointer argument of the "
+                              "kernel")
+        if (not isinstance(extents, list) or not isinstance(extents_c, list)
+                or len(extents) not in (1, 3) or len(extents_c) != len(extents)
+                or not all(isinstance(e, str) for e in extents)):
+            raise RecordError(f"reset_to_zero[{i}] ({name}): 'extents' and 'extents_c' must "
+                              "both hold 1 (count) or 3 (rows, cols, row_stride) expressions")
+        for j, expr in enumerate(extents_c):
+            c_syntax.grid_expression(expr, f"reset_to_zero[{i}].extents_c[{j}]")
+            if any(re.search(rf"\b{var}\b", expr) for var, _, _ in DEVICE_ATTRS.values()):
+                raise RecordError(f"reset_to_zero[{i}].extents_c[{j}] {expr!r} reads a device "
+                                  "attribute; extents are the arguments' only")
+        if out and order.index(name) <= order.index(out[-1].name):
+            raise RecordError(f"reset_to_zero[{i}] ({name}): regions must name distinct "
+                              "pointers in the kernel's parameter order")
+        out.append(ResetRegion(name, tuple(extents), tuple(extents_c)))
     return tuple(out)
 
 
@@ -655,4 +721,6 @@ def _from_dict(d: dict) -> VariantRecord:
         autotune=autotune,
         heuristics=tuple(heuristics),
         algo_launch=algo_launch,
+        reset_to_zero=(_reset_to_zero(d["reset_to_zero"], args, target)
+                       if "reset_to_zero" in d else ()),
     )

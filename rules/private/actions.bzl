@@ -148,6 +148,8 @@ def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots,
         args.add(algo["maxnreg"], format = "--maxnreg=%s")
     if algo.get("targets"):
         args.add(",".join(algo["targets"]), format = "--algo_targets=%s")
+    for name, extents in algo.get("reset_to_zero", {}).items():
+        args.add("{}={}".format(name, extents), format = "--reset_to_zero=%s")
     args.add(algo["num_warps"], format = "--num_warps=%s")
     args.add(algo["num_stages"], format = "--num_stages=%s")
     args.add(algo["num_ctas"], format = "--num_ctas=%s")

@@ -1,6 +1,6 @@
 """`triton_algo`: one algo (constexpr values + launch meta-parameters) of a kernel library."""
 
-def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas = None, grid = None, launch_pdl = None, launch_cooperative_grid = None, maxnreg = None, targets = None):
+def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas = None, grid = None, launch_pdl = None, launch_cooperative_grid = None, maxnreg = None, targets = None, reset_to_zero = None):
     """Describes one algo of a `triton_kernel_library`, like `triton.Config` does for the JIT.
 
     Clients pick an algo at run time by its index in `algos` (`NAME(stream, ..., algo_id)`).
@@ -24,6 +24,23 @@ def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas =
       targets: the library targets this algo is compiled for (default: all), e.g.
         `["cuda:90"]` for an algo that needs sm_90 (fp8 dots, TMA). On a device whose chosen
         target the algo lacks, `NAME(..., algo_id)` returns CUDA_ERROR_NO_BINARY_FOR_GPU.
+      reset_to_zero: memory the launcher zeroes before every launch of this algo, as Triton's
+        `@triton.autotune(reset_to_zero = [...])` and split-K configs' `pre_hook =
+        init_to_zero("C")` do for kernels that accumulate with `tl.atomic_add`: a dict of pointer
+        argument name -> extents, e.g. `{"c_ptr": "M, N, stride_cm"}`. The key is a pointer
+        argument of the kernel (`*fp32`, `*fp16`, `*bf16`, `*i8`, ...; not a tensor descriptor,
+        a constexpr or a None argument). The value is `"rows, cols, row_stride"` (2-D: `rows`
+        rows of `cols` contiguous elements, `row_stride` elements apart) or `"count"` (1-D:
+        `count` contiguous elements); the element size is the pointer's type's. Extents use the
+        grid's language (integer arguments, `launch_args`, integer literals, `+ - * / % ( )`,
+        `cdiv`, `min`, `max`, `{CONSTEXPR}` placeholders filled per algo) except `NUM_SMS`. The
+        launcher zeroes each region on the call's stream (cuMemsetD8/D16/D32Async, 2-D
+        cuMemsetD2D8/D2D16/D2D32Async: the widest unit the element size, address and pitch
+        allow; memset nodes under CUDA-graph capture), then launches; every entry point that
+        launches the algo does (`NAME(..., algo_id)`, `NAME_default`, `NAME_auto`). A zero
+        extent zeroes nothing; an empty grid still zeroes and launches nothing; a negative
+        extent, or `row_stride < cols`, returns CUDA_ERROR_INVALID_VALUE with nothing zeroed or
+        launched; a failed memset is returned and nothing is launched. CUDA targets only.
 
     Returns:
       A string (JSON) for the `algos` attribute.
@@ -36,6 +53,13 @@ def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas =
             fail("triton_algo: constexprs[{}] must be an int, bool, float, None, a string such as \"leaky_relu\" or a dtype such as \"tl.float16\", got {}".format(key, type(value)))
         values[key] = value
     algo = {"constexprs": values}
+    if reset_to_zero != None:
+        if type(reset_to_zero) != "dict":
+            fail("triton_algo: reset_to_zero must be a dict of pointer argument name -> extents (\"rows, cols, row_stride\" or \"count\"), e.g. {\"c_ptr\": \"M, N, stride_cm\"}; got " + type(reset_to_zero))
+        for key, value in reset_to_zero.items():
+            if type(key) != "string" or type(value) != "string":
+                fail("triton_algo: reset_to_zero must map argument names (strings) to extents (strings such as \"M, N, stride_cm\"); got {} -> {}".format(repr(key), repr(value)))
+        algo["reset_to_zero"] = reset_to_zero
     for key, value in [
         ("num_warps", num_warps),
         ("num_stages", num_stages),

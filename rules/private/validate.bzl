@@ -17,7 +17,7 @@ _NOT_CONSTEXPR_NAMES = {
     name: True
     for name in SCALAR_TYPES + FP8_TYPES + TYPE_ALIASES.keys() + LITERAL_NAMES
 }
-_ALGO_KEYS = ["constexprs", "num_warps", "num_stages", "num_ctas", "grid", "launch_pdl", "launch_cooperative_grid", "maxnreg", "targets"]
+_ALGO_KEYS = ["constexprs", "num_warps", "num_stages", "num_ctas", "grid", "launch_pdl", "launch_cooperative_grid", "maxnreg", "targets", "reset_to_zero"]
 
 # Integer types a launch argument may have (the compile tool checks the rest).
 _LAUNCH_ARG_TYPES = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
@@ -294,6 +294,51 @@ def _grid_for(label, index, template, constexprs):
         ))
     return grid
 
+def _top_level_commas(text):
+    """How many commas of `text` are outside parentheses (cdiv(a, b) is one expression)."""
+    depth, commas = 0, 0
+    for ch in text.elems():
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            commas += 1
+    return commas
+
+def _reset_to_zero_for(label, index, regions, constexprs, targets):
+    """An algo's reset_to_zero with its {CONSTEXPR} placeholders filled: name -> extents.
+
+    What needs the kernel (is NAME a pointer argument? are the extents valid expressions over
+    its integer arguments?) is the compile tool's check; this one catches what the rule can see.
+    """
+    if type(regions) != "dict" or not regions:
+        _err(label, "algos", "algos[{}]: reset_to_zero must be a non-empty dict of pointer argument name -> extents, e.g. {{\"c_ptr\": \"M, N, stride_cm\"}}".format(index))
+    for target in targets:
+        if target.startswith("hip:"):
+            _err(label, "algos", "algos[{}]: reset_to_zero is CUDA only for now, but the library targets '{}'; zero the output before calling a hip library, or build this algo for cuda targets".format(index, target))
+    result = {}
+    for name, text in regions.items():
+        if type(name) != "string" or not is_identifier(name):
+            _err(label, "algos", "algos[{}]: reset_to_zero key {} is not an argument name; name the pointer argument to zero, e.g. \"c_ptr\"".format(index, repr(name)))
+        if type(text) != "string" or not text.strip():
+            _err(label, "algos", "algos[{}]: reset_to_zero['{}'] must be a string of extents: \"rows, cols, row_stride\" (2-D) or \"count\" (1-D), got {}".format(index, name, repr(text)))
+        filled = text
+        for key, value in constexprs.items():
+            filled = filled.replace("{" + key + "}", value)
+        if "{" in filled or "}" in filled:
+            _err(label, "algos", "algos[{}]: reset_to_zero['{}'] '{}' has a {{NAME}} placeholder that is not one of this algo's constexprs ({}); name one of them, or write the value".format(
+                index,
+                name,
+                text,
+                ", ".join(constexprs.keys()) or "none",
+            ))
+        commas = _top_level_commas(filled)
+        if commas != 0 and commas != 2:
+            _err(label, "algos", "algos[{}]: reset_to_zero['{}'] '{}' has {} expressions; give \"rows, cols, row_stride\" (2-D, in elements) or \"count\" (1-D)".format(index, name, text, commas + 1))
+        result[name] = filled
+    return result
+
 def _signature_for(label, index, template, constexprs):
     """The signature with the algo's values in its {CONSTEXPR} placeholders.
 
@@ -322,7 +367,8 @@ def check_algos(label, algos, algo_constexprs, defaults):
 
     Returns:
       list of dicts: constexprs (name -> source spelling), num_warps, num_stages, num_ctas,
-      launch_pdl, launch_cooperative_grid, grid and signature (placeholders filled in).
+      launch_pdl, launch_cooperative_grid, grid and signature (placeholders filled in), and
+      reset_to_zero (name -> extents, placeholders filled in) when the algo has it.
     """
     if not algos:
         if algo_constexprs:
@@ -390,6 +436,8 @@ def check_algos(label, algos, algo_constexprs, defaults):
             _err(label, "grid", "no grid: set 'grid' on the library or on algos[{}]".format(i))
         normalised["grid"] = _grid_for(label, i, grid_template, constexprs)
         normalised["signature"] = _signature_for(label, i, defaults["signature"], constexprs)
+        if "reset_to_zero" in algo:
+            normalised["reset_to_zero"] = _reset_to_zero_for(label, i, algo["reset_to_zero"], constexprs, defaults["targets"])
         key = json.encode({k: normalised[k] for k in sorted(normalised.keys()) if k not in ("grid", "signature")})
         normalised["targets"] = algo_targets
         if key in seen:

@@ -326,3 +326,61 @@ def test_tensordesc_shape_in_the_grid():
         parse_grid("a_desc_stride0", sig)
     with pytest.raises(UserError, match="C parameter of the tensor descriptor 'a_desc'"):
         parse_launch_args("a_desc_shape0: i64", sig)
+
+
+# ----------------------------------------------------------------------------- reset_to_zero
+
+from triton_aot.grid import parse_reset_to_zero  # noqa: E402
+
+RTZ_PARAMS = [("c_ptr", "*fp32"), ("b_ptr", "*bf16"), ("desc", "tensordesc<fp16[16, 16]>"),
+              ("alpha", "fp32"), ("M", "i32"), ("N", "i32"), ("s", "i32:1"), ("bias", "None"),
+              ("BLOCK", "128")]
+RTZ_SIG = bind(parse_signature(", ".join(t for _, t in RTZ_PARAMS)),
+               [ParamInfo(n, n == "BLOCK") for n, _ in RTZ_PARAMS], {}, {}, "k")
+
+
+def test_reset_to_zero_regions_in_parameter_order():
+    regions = parse_reset_to_zero(["b_ptr=cdiv(M, {BLOCK}) * {BLOCK}", "c_ptr=M, N, s"], RTZ_SIG)
+    assert [r.name for r in regions] == ["c_ptr", "b_ptr"]
+    c, b = regions
+    assert c.is_2d and c.source == ("M", "N", "s")
+    # a :1 argument is the constant 1 in C, as in grids
+    assert c.c == ("(int64_t)M", "(int64_t)N", "(int64_t)1")
+    assert not b.is_2d and b.source == ("cdiv(M, 128) * 128",)
+    assert b.c == ("trt_grid_mul(trt_grid_cdiv((int64_t)M, (int64_t)128), (int64_t)128)",)
+
+
+def test_reset_to_zero_launch_args():
+    from triton_aot.grid import LaunchArg
+    (r,) = parse_reset_to_zero(["c_ptr=rows * N"], RTZ_SIG, [LaunchArg("rows", "i64")])
+    assert r.c == ("trt_grid_mul((int64_t)rows, (int64_t)N)",)
+
+
+@pytest.mark.parametrize("entry,message", [
+    ("x_ptr=M", "--reset_to_zero (algo 3): x_ptr: 'x_ptr' is not an argument of the kernel"),
+    ("alpha=M", "'alpha' is a scalar argument (fp32), not a pointer"),
+    ("M=M", "'M' is a scalar argument (i32), not a pointer"),
+    ("desc=M", "'desc' is a tensor descriptor (tensordesc<fp16[16, 16]>), not a pointer"),
+    ("bias=M", "'bias' is a constexpr (None: not an argument of the compiled kernel)"),
+    ("BLOCK=M", "'BLOCK' is a tl.constexpr, not a pointer"),
+    ("c_ptr=M, N", "'M, N' has 2 expressions; give 'count' (1-D) or 'rows, cols, row_stride'"),
+    ("c_ptr=M, N, 1, 1", "has 4 expressions"),
+    ("c_ptr=", "the extent is empty"),
+    ("c_ptr", "is not NAME=EXTENTS"),
+    ("c_ptr={BLOCK_M}", "{BLOCK_M} in '{BLOCK_M}' is not an integer constexpr of this algo "
+                        "(its integer constexprs: BLOCK)"),
+    ("c_ptr=NUM_SMS", "NUM_SMS (the current device's multiprocessor count) cannot size"),
+    ("c_ptr=M; exit(1)", "--reset_to_zero (algo 3): c_ptr: character ';' is not allowed"),
+    ("c_ptr=alpha", "'alpha' is a floating-point argument (fp32)"),
+    ("c_ptr=pow(M, 2)", "function 'pow' is not allowed"),
+])
+def test_reset_to_zero_refusals(entry, message):
+    with pytest.raises(UserError) as e:
+        parse_reset_to_zero([entry], RTZ_SIG, algo_index=3)
+    assert message in e.value.message
+    assert e.value.message.startswith("--reset_to_zero")
+
+
+def test_reset_to_zero_twice():
+    with pytest.raises(UserError, match="'c_ptr' is given twice"):
+        parse_reset_to_zero(["c_ptr=M", "c_ptr=N"], RTZ_SIG)

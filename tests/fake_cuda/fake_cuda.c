@@ -27,6 +27,7 @@
 #define MAX_ENTRIES 32
 #define MAX_CAPTURING 16
 #define MAX_TMA_ENCODES 1024
+#define MAX_MEMSETS 1024
 
 struct CUctx_st {
   int device;
@@ -99,6 +100,8 @@ static struct {
   int num_capturing;
   fake_cuda_tma_encode tma[MAX_TMA_ENCODES];
   int num_tma;
+  fake_cuda_memset memsets[MAX_MEMSETS];
+  int num_memsets;
 } g;
 
 static __thread CUcontext tls_current;
@@ -770,4 +773,79 @@ EXPORT CUresult cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType dat
   memcpy(&map->opaque[0], &magic, 8);
   memcpy(&map->opaque[1], &e->address, 8);
   RETURN(CUDA_SUCCESS);
+}
+
+/* ---- memsets (reset_to_zero) --------------------------------------------------------------- */
+
+static CUresult record_memset(int bits, int two_d, CUdeviceptr ptr, size_t pitch,
+                              unsigned int value, size_t width, size_t height, CUstream stream) {
+  fake_cuda_memset *m;
+  size_t unit = (size_t)bits / 8;
+  if (tls_current == NULL) return CUDA_ERROR_INVALID_CONTEXT;
+  if (ptr % unit != 0 || g.num_memsets >= MAX_MEMSETS) return CUDA_ERROR_INVALID_VALUE;
+  if (two_d && (pitch % unit != 0 || (height > 1 && pitch < width * unit)))
+    return CUDA_ERROR_INVALID_VALUE;
+  m = &g.memsets[g.num_memsets++];
+  m->seq = ++g.seq;
+  m->bits = bits;
+  m->two_d = two_d;
+  m->ptr = ptr;
+  m->pitch = two_d ? pitch : 0;
+  m->value = value;
+  m->width = width;
+  m->height = two_d ? height : 1;
+  m->stream = stream;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr ptr, unsigned char uc, size_t n, CUstream stream) {
+  ENTER("cuMemsetD8Async");
+  RETURN(record_memset(8, 0, ptr, 0, uc, n, 1, stream));
+}
+
+EXPORT CUresult cuMemsetD16Async(CUdeviceptr ptr, unsigned short us, size_t n, CUstream stream) {
+  ENTER("cuMemsetD16Async");
+  RETURN(record_memset(16, 0, ptr, 0, us, n, 1, stream));
+}
+
+EXPORT CUresult cuMemsetD32Async(CUdeviceptr ptr, unsigned int ui, size_t n, CUstream stream) {
+  ENTER("cuMemsetD32Async");
+  RETURN(record_memset(32, 0, ptr, 0, ui, n, 1, stream));
+}
+
+EXPORT CUresult cuMemsetD2D8Async(CUdeviceptr ptr, size_t pitch, unsigned char uc, size_t width,
+                                  size_t height, CUstream stream) {
+  ENTER("cuMemsetD2D8Async");
+  RETURN(record_memset(8, 1, ptr, pitch, uc, width, height, stream));
+}
+
+EXPORT CUresult cuMemsetD2D16Async(CUdeviceptr ptr, size_t pitch, unsigned short us, size_t width,
+                                   size_t height, CUstream stream) {
+  ENTER("cuMemsetD2D16Async");
+  RETURN(record_memset(16, 1, ptr, pitch, us, width, height, stream));
+}
+
+EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr ptr, size_t pitch, unsigned int ui, size_t width,
+                                   size_t height, CUstream stream) {
+  ENTER("cuMemsetD2D32Async");
+  RETURN(record_memset(32, 1, ptr, pitch, ui, width, height, stream));
+}
+
+EXPORT int fake_cuda_num_memsets(void) {
+  int n;
+  pthread_once(&init_once, init);
+  pthread_mutex_lock(&g_lock);
+  n = g.num_memsets;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+
+EXPORT int fake_cuda_get_memset(int i, fake_cuda_memset *out) {
+  int ok;
+  pthread_once(&init_once, init);
+  pthread_mutex_lock(&g_lock);
+  ok = i >= 0 && i < g.num_memsets;
+  if (ok) *out = g.memsets[i];
+  pthread_mutex_unlock(&g_lock);
+  return ok;
 }

@@ -170,6 +170,25 @@ typedef struct fake_cuda_tma_encode {
 int fake_cuda_num_tma_encodes(void);
 int fake_cuda_get_tma_encode(int i, fake_cuda_tma_encode *out);
 
+/* cuMemsetD8/D16/D32Async and cuMemsetD2D8/D2D16/D2D32Async calls that succeeded, in order.
+ * `bits` is the element size of the call (8, 16, 32), `width` counts such elements, `pitch` is
+ * in bytes (2-D only; 0 for 1-D calls, whose `height` is 1). The fake checks what the real driver
+ * requires: a current context, an address aligned to the element size, for 2-D a pitch that is a
+ * multiple of it and at least width elements when height > 1; else CUDA_ERROR_INVALID_VALUE. */
+typedef struct fake_cuda_memset {
+  int seq;
+  int bits;
+  int two_d;
+  CUdeviceptr ptr;
+  size_t pitch;
+  unsigned int value;
+  size_t width;
+  size_t height;
+  CUstream stream;
+} fake_cuda_memset;
+int fake_cuda_num_memsets(void);
+int fake_cuda_get_memset(int i, fake_cuda_memset *out);
+
 /* Real driver entry points a test program may also use. */
 CUresult cuCtxSetCurrent(CUcontext ctx);
 CUresult cuInit(unsigned int flags);

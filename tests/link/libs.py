@@ -133,3 +133,35 @@ def tma3d_variants() -> list[dict]:
                     kernel_name="tma3d_kernel", arch=90, algo_index=0,
                     grid_c=("(int64_t)x_desc_shape0",
                             "trt_grid_cdiv((int64_t)x_desc_shape1, (int64_t)16)", "(int64_t)1"))]
+
+
+def zero_variants() -> list[dict]:
+    """reset_to_zero (split-K style accumulation): `zero(c_ptr: *fp32, b_ptr: *fp16, x_ptr: *i8,
+    d_ptr: *fp64, M: i32, N: i32, stride_cm: i32, n: i64, SPLIT)` (C API: stream, c_ptr, b_ptr,
+    x_ptr, d_ptr, M, N, stride_cm, n, algo_id).
+      algo 0: grid (cdiv(M, 16), SPLIT, 1), zeroes c_ptr[M, N, stride_cm] (2-D fp32); a c_ptr%16
+              variant and a generic one;
+      algo 1: grid (M, 1, 1), zeroes b_ptr[n] (1-D fp16), x_ptr[M, N, stride_cm] (2-D i8) and
+              d_ptr[n] (1-D fp64);
+      algo 2: the same kernel without reset_to_zero."""
+    def args(split, c=None):
+        return [arg("c_ptr", "*fp32", c), arg("b_ptr", "*fp16"), arg("x_ptr", "*i8"),
+                arg("d_ptr", "*fp64"), arg("M", "i32"), arg("N", "i32"), arg("stride_cm", "i32"),
+                arg("n", "i64"), constexpr("SPLIT", split)]
+
+    def region(name, *extents):
+        return {"name": name, "extents": list(extents),
+                "extents_c": [f"(int64_t){e}" for e in extents]}
+    common = dict(kernel_name="zero_kernel", arch=90)
+    grid0 = ("trt_grid_cdiv((int64_t)M, (int64_t)16)", "(int64_t)4", "(int64_t)1")
+    metas = [
+        variant("zero_a0_c16", args(4, c=16), algo_index=0, grid_c=grid0, **common),
+        variant("zero_a0_gen", args(4), algo_index=0, grid_c=grid0, **common),
+        variant("zero_a1", args(1), algo_index=1, grid_c=("(int64_t)M", "1", "1"), **common),
+        variant("zero_a2", args(4), algo_index=2, grid_c=grid0, **common),
+    ]
+    for m in metas[:2]:
+        m["reset_to_zero"] = [region("c_ptr", "M", "N", "stride_cm")]
+    metas[2]["reset_to_zero"] = [region("b_ptr", "n"), region("x_ptr", "M", "N", "stride_cm"),
+                                 region("d_ptr", "n")]
+    return metas

@@ -236,4 +236,34 @@ RULE_CASES = [
         attrs = dict(signature = "tensordesc<fp32[64]>, *fp32, i32, BLOCK", targets = ["cuda:80", "cuda:90"]),
         expected = ["attribute 'targets': 'cuda:80' has no TMA", "the signature has host tensor descriptors", "build this library for cuda:90 or newer only", "targets = [\"cuda:90\"]"],
     ),
+    struct(
+        id = "rule_reset_to_zero_not_a_dict",
+        attrs = dict(algos = ['{"constexprs": {"BLOCK": 64}, "reset_to_zero": ["out_ptr"]}']),
+        expected = ["attribute 'algos': algos[0]: reset_to_zero must be a non-empty dict", "e.g. {\"c_ptr\": \"M, N, stride_cm\"}"],
+    ),
+    struct(
+        id = "rule_reset_to_zero_value_not_string",
+        attrs = dict(algos = ['{"constexprs": {"BLOCK": 64}, "reset_to_zero": {"out_ptr": 3}}']),
+        expected = ["attribute 'algos': algos[0]: reset_to_zero['out_ptr'] must be a string of extents", "\"rows, cols, row_stride\" (2-D) or \"count\" (1-D)"],
+    ),
+    struct(
+        id = "rule_reset_to_zero_two_extents",
+        attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 64}, reset_to_zero = {"out_ptr": "n, n"})]),
+        expected = ["attribute 'algos': algos[0]: reset_to_zero['out_ptr'] 'n, n' has 2 expressions", "give \"rows, cols, row_stride\" (2-D, in elements) or \"count\" (1-D)"],
+    ),
+    struct(
+        id = "rule_reset_to_zero_placeholder",
+        attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 64}, reset_to_zero = {"out_ptr": "cdiv(n, {BLOCK_M})"})]),
+        expected = ["attribute 'algos': algos[0]: reset_to_zero['out_ptr'] 'cdiv(n, {BLOCK_M})' has a {NAME} placeholder", "not one of this algo's constexprs (BLOCK)"],
+    ),
+    struct(
+        id = "rule_reset_to_zero_not_a_name",
+        attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 64}, reset_to_zero = {"out ptr": "n"})]),
+        expected = ["attribute 'algos': algos[0]: reset_to_zero key \"out ptr\" is not an argument name", "name the pointer argument to zero"],
+    ),
+    struct(
+        id = "rule_reset_to_zero_hip",
+        attrs = dict(targets = ["hip:gfx942"], algos = [triton_algo(constexprs = {"BLOCK": 64}, reset_to_zero = {"out_ptr": "n"})]),
+        expected = ["attribute 'algos': algos[0]: reset_to_zero is CUDA only for now", "targets 'hip:gfx942'", "zero the output before calling a hip library"],
+    ),
 ]
