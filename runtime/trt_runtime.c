@@ -516,11 +516,22 @@ typedef struct trt_memset_plan {
   size_t width, height, pitch;
 } trt_memset_plan;
 
-static CUresult trt_zero_plan(const trt_zero_region *z, trt_memset_plan *p) {
+static CUresult trt_zero_plan(const trt_zero_region *zr, trt_memset_plan *p) {
   unsigned long long row_bytes = 0, pitch = 0, span = 0, end = 0;
   unsigned int unit = 4;
+  trt_zero_region t = *zr;
+  const trt_zero_region *z = &t;
   p->unit = 1;
   p->width = p->height = p->pitch = 0;
+  if (t.col_stride != 1 && t.cols > 1 && t.rows >= 0) {
+    /* A strided matrix whose rows are not contiguous: zero it as its columns (rows x cols with
+     * strides (1, cs) is cols rows of `rows` contiguous elements, cs apart), when they are. */
+    if (t.row_stride != 1 && t.rows > 1) return CUDA_ERROR_INVALID_VALUE;
+    t.rows = zr->cols;
+    t.cols = zr->rows;
+    t.row_stride = zr->col_stride;
+    t.col_stride = 1;
+  }
   const int64_t stride = z->two_d ? z->row_stride : z->cols; /* 1-D: one row */
   if (z->rows < 0 || z->cols < 0 || stride < z->cols || z->elem_size == 0)
     return CUDA_ERROR_INVALID_VALUE;

@@ -185,6 +185,10 @@ typedef struct trt_zero_region {
   unsigned int elem_size; /* bytes per element, from the pointer's Triton type */
   int two_d;              /* 1: cuMemsetD2D*Async with pitch row_stride * elem_size */
   int64_t rows, cols, row_stride;
+  /* 1 for 1-D regions and rows of contiguous elements; a strided matrix (4 extents) may have
+   * col_stride != 1: it is then zeroed along its columns when row_stride == 1 (column-major) or
+   * rows == 1, and refused (CUDA_ERROR_INVALID_VALUE) when neither dimension is contiguous. */
+  int64_t col_stride;
 } trt_zero_region;
 
 /* trt_kernel_launch_slow's contract, with `zero[0..n)` zeroed on `stream` first: every check

@@ -447,20 +447,24 @@ class ZeroRegion:
     """What the launcher zeroes before launching (Triton's `reset_to_zero` / a config's
     `pre_hook=init_to_zero(...)`), in the grid's expression language over the C API's integers.
 
-    `dims` is one extent, `count` contiguous elements, or three, `rows, cols, row_stride`: `rows`
-    rows of `cols` contiguous elements, `row_stride` elements apart. Elements are the pointer's
-    (`*fp16`: 2 bytes)."""
+    `dims` is one extent, `count` contiguous elements; three, `rows, cols, row_stride`: `rows`
+    rows of `cols` contiguous elements, `row_stride` elements apart; or four, `rows, cols,
+    row_stride, col_stride`: a rows x cols matrix with any strides (a torch tensor's
+    `size()` and `stride()`), zeroed as rows of contiguous elements along whichever dimension
+    has stride 1 at run time (column-major as well as row-major; the runtime refuses a matrix
+    with no unit stride). Elements are the pointer's (`*fp16`: 2 bytes)."""
 
     name: str  # the pointer argument
-    source: tuple[str, ...]  # canonical source of each extent (1 or 3)
+    source: tuple[str, ...]  # canonical source of each extent (1, 3 or 4)
     c: tuple[str, ...]  # its int64_t C expression
 
     @property
     def is_2d(self) -> bool:
-        return len(self.source) == 3
+        return len(self.source) >= 3
 
 
-RESET_FORMS = "'count' (1-D) or 'rows, cols, row_stride' (2-D, in elements)"
+RESET_FORMS = ("'count' (1-D), 'rows, cols, row_stride' (2-D, in elements) or 'rows, cols, "
+               "row_stride, col_stride' (a strided matrix, either stride may be the unit one)")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
@@ -523,7 +527,7 @@ def parse_reset_to_zero(entries: Sequence[str], sig: BoundSignature,
         if not filled.strip():
             raise UserError(f"{what}: the extent is empty; give {RESET_FORMS}")
         exprs = _Parser(filled, symbols, [la.name for la in launch_args], what).entries()
-        if len(exprs) not in (1, 3):
+        if len(exprs) not in (1, 3, 4):
             raise UserError(f"{what}: {text.strip()!r} has {len(exprs)} expressions; give "
                             f"{RESET_FORMS}")
         regions[name] = ZeroRegion(name, tuple(to_source(e) for e in exprs),

@@ -162,11 +162,13 @@ class AutotuneRecord:
 class ResetRegion:
     """Memory the launcher zeroes, on the launch stream, before it launches the kernel (Triton's
     `reset_to_zero`, a split-K config's `pre_hook=init_to_zero("C")`): from the pointer argument
-    `name`, `count` contiguous elements (one extent) or `rows` rows of `cols` contiguous elements
-    `row_stride` elements apart (three extents). The element size is the pointer's type's."""
+    `name`, `count` contiguous elements (one extent), `rows` rows of `cols` contiguous elements
+    `row_stride` elements apart (three extents), or a `rows` x `cols` matrix with strides
+    `row_stride`, `col_stride` (four extents: the runtime zeroes it along the dimension whose
+    stride is 1). The element size is the pointer's type's."""
 
     name: str  # a pointer argument of the kernel
-    extents: tuple[str, ...]  # validated source expressions (1 or 3)
+    extents: tuple[str, ...]  # validated source expressions (1, 3 or 4)
     extents_c: tuple[str, ...]  # their int64_t C expressions over the C parameter names
 
     def to_dict(self) -> dict[str, Any]:
@@ -548,7 +550,7 @@ def _launch_args(value: Any, args: tuple[Arg, ...]) -> tuple[Arg, ...]:
 
 def _reset_to_zero(value: Any, args: tuple[Arg, ...], target: Target) -> tuple[ResetRegion, ...]:
     """The regions zeroed before each launch: pointer arguments of the kernel, each once, in
-    parameter order, with 1 or 3 extents whose C is a plain grid expression (the launcher
+    parameter order, with 1, 3 or 4 extents whose C is a plain grid expression (the launcher
     evaluates it like the grid, but no device attribute is read for it)."""
     if not isinstance(value, list) or not value:
         raise RecordError(f"reset_to_zero {value!r} is not a non-empty list of regions")
@@ -568,10 +570,11 @@ def _reset_to_zero(value: Any, args: tuple[Arg, ...], target: Target) -> tuple[R
             raise RecordError(f"reset_to_zero[{i}]: {name!r} is not a pointer argument of the "
                               "kernel")
         if (not isinstance(extents, list) or not isinstance(extents_c, list)
-                or len(extents) not in (1, 3) or len(extents_c) != len(extents)
+                or len(extents) not in (1, 3, 4) or len(extents_c) != len(extents)
                 or not all(isinstance(e, str) for e in extents)):
             raise RecordError(f"reset_to_zero[{i}] ({name}): 'extents' and 'extents_c' must "
-                              "both hold 1 (count) or 3 (rows, cols, row_stride) expressions")
+                              "both hold 1 (count), 3 (rows, cols, row_stride) or 4 (rows, cols, "
+                              "row_stride, col_stride) expressions")
         for j, expr in enumerate(extents_c):
             c_syntax.grid_expression(expr, f"reset_to_zero[{i}].extents_c[{j}]")
             if any(re.search(rf"\b{var}\b", expr) for var, _, _ in DEVICE_ATTRS.values()):

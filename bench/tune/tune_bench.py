@@ -4,7 +4,8 @@ repository root, after `tools/tune //kernels:matmul_tuned //kernels:matmul_tuned
 examples/) packed the libraries built with their committed tables:
 
     python3 bench/tune/tune_bench.py .gpu/tune/matmul_tuned .gpu/tune/matmul_tuned_bf16 \\
-        [--out bench/results] [--quick] [--reps 5] [--rounds 3]
+        [--out bench/results] [--quick] [--reps 5] [--rounds 5]
+    python3 bench/tune/tune_bench.py --render bench/results/tune.json   # no GPU: re-render
 
 Side by side in one process, on every shape of the tuning inputs (SHAPES) and each library's
 dtype:
@@ -14,7 +15,11 @@ dtype:
           @triton.autotune(key=["M", "N", "K"]) over the library's own configs (its records)
 Every method is timed the same way (triton_aot.tune.time_launches: CUDA-graph replays of a
 batch of launches between CUDA events, median), in `rounds` rounds whose method order rotates;
-the per-method median over rounds is reported. Results are checked against torch.matmul.
+the per-method median over rounds is reported, with its spread ((max - min) / median over the
+rounds): a shape where auto is below the JIT by less than that spread is not resolved by the
+measurement. Results are checked against torch.matmul. The JIT's configs are the library's
+algos: the split-K ones with pre_hook zeroing C (the library's reset_to_zero), the persistent
+ones on min(SMs, tiles) programs with Triton's allocator for their device-made TMA descriptors.
 
 Writes tune.json, tune.md and (with matplotlib) tune.png into --out: per shape the three times,
 the algo NAME_auto chose and the config the autotuner chose, cuBLAS time / auto time (>1: auto
@@ -24,6 +29,7 @@ is faster) and JIT time / auto time; the geometric means over the sweep.
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import json
 import math
@@ -59,7 +65,8 @@ def jit_kernel(triton, recs):
     configs = []
     for i in sorted(recs):
         r = recs[i]
-        kwargs = {k: v if isinstance(v, bool) else int(v) for k, v in r.constexprs.items()}
+        # the records hold constexprs as Python literals: "128", "True"
+        kwargs = {k: ast.literal_eval(v) for k, v in r.constexprs.items()}
         # Split-K configs add into C with atomics: zeroed before every launch, as the library's
         # reset_to_zero algos do (Triton's own split-K configs carried this pre_hook).
         zero_c = (lambda nargs: nargs["c_ptr"].zero_()) if kwargs.get("SPLIT_K", 1) > 1 else None
@@ -182,6 +189,11 @@ def summarize(rows: list) -> dict:
             # below 1.0x with the very kernel the autotuner chose: the two times differ by noise
             "below_jit_same_algo": [r["shape"] for r in sel
                                     if r["jit_over_auto"] < 1.0 and r["auto_algo"] == r.get("jit_algo")],
+            # below 1.0x with another algo, by less than the rounds' own spread: not resolved
+            "below_jit_other_algo_within_noise": [
+                r["shape"] for r in sel if r["jit_over_auto"] < 1.0
+                and r["auto_algo"] != r.get("jit_algo")
+                and 1.0 - r["jit_over_auto"] <= max(r["auto_spread"], r["jit_spread"])],
             # below 1.0x with another algo, by more than the rounds' own spread: a worse choice
             "below_jit_other_algo_beyond_noise": [
                 r["shape"] for r in sel if r["jit_over_auto"] < 1.0
@@ -211,8 +223,10 @@ def markdown(res: dict) -> str:
                   "0.97x",
                   f"- below 1.0x the JIT: {len(s['below_jit_same_algo'])} shape(s) with the same algo "
                   "as the autotuner (the same kernel: the gap is timing noise), "
+                  f"{len(s['below_jit_other_algo_within_noise'])} with another algo by less than "
+                  "the spread of that shape's timing rounds (not resolved by the measurement), "
                   f"{len(s['below_jit_other_algo_beyond_noise'])} with another algo by more than "
-                  "the rounds' spread (a worse choice than the autotuner's)",
+                  "the spread (a worse choice than the autotuner's)",
                   f"- same algo as the autotuner on {s['same_choice_as_autotuner']} of "
                   f"{s['shapes']} shapes; all results correct: {s['all_results_correct']}", ""]
     for lib, v in res["summary"].items():
@@ -267,7 +281,10 @@ def chart(res: dict, path: Path) -> str | None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("packs", nargs="+", type=Path)
+    ap.add_argument("packs", nargs="*", type=Path)
+    ap.add_argument("--render", type=Path, metavar="TUNE_JSON",
+                    help="no GPU: rewrite the summary, tune.md and tune.png of an earlier run's "
+                         "tune.json into --out")
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "results")
     ap.add_argument("--quick", action="store_true", help="a dozen shapes per library")
     ap.add_argument("--reps", type=int, default=5)
@@ -275,6 +292,13 @@ def main() -> int:
     ap.add_argument("--budget_s", type=float, default=420.0,
                     help="skip the remaining shapes after this many seconds")
     args = ap.parse_args()
+    if args.render:
+        res = json.loads(args.render.read_text())
+        res["summary"] = summarize(res["rows"])
+        write_results(res, args.out)
+        return 0
+    if not args.packs:
+        ap.error("give the packed libraries (or --render TUNE_JSON)")
     import torch
     import triton
 
@@ -296,14 +320,18 @@ def main() -> int:
                 (pack / "records").glob("*.json"), meta["library"])).algos])
     res["summary"] = summarize(res["rows"])
     res["seconds"] = round(time.monotonic() - t0, 1)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "tune.json").write_text(json.dumps(res, indent=1) + "\n")
-    note = chart(res, args.out / "tune.png")
-    md = markdown(res) + (f"\n({note})\n" if note else "\n![chart](tune.png)\n")
-    (args.out / "tune.md").write_text(md)
-    log(f"wrote {args.out}/tune.json, tune.md{'' if note else ', tune.png'} in {res['seconds']} s")
-    print(md)
+    write_results(res, args.out)
     return 0 if all("error" not in r for r in res["rows"]) else 1
+
+
+def write_results(res: dict, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "tune.json").write_text(json.dumps(res, indent=1) + "\n")
+    note = chart(res, out / "tune.png")
+    md = markdown(res) + (f"\n({note})\n" if note else "\n![chart](tune.png)\n")
+    (out / "tune.md").write_text(md)
+    log(f"wrote {out}/tune.json, tune.md{'' if note else ', tune.png'} in {res['seconds']} s")
+    print(md)
 
 
 if __name__ == "__main__":

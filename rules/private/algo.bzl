@@ -55,7 +55,7 @@ def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas =
     algo = {"constexprs": values}
     if reset_to_zero != None:
         if type(reset_to_zero) != "dict":
-            fail("triton_algo: reset_to_zero must be a dict of pointer argument name -> extents (\"rows, cols, row_stride\" or \"count\"), e.g. {\"c_ptr\": \"M, N, stride_cm\"}; got " + type(reset_to_zero))
+            fail("triton_algo: reset_to_zero must be a dict of pointer argument name -> extents (\"rows, cols, row_stride\", \"count\" or \"rows, cols, row_stride, col_stride\"), e.g. {\"c_ptr\": \"M, N, stride_cm\"}; got " + type(reset_to_zero))
         for key, value in reset_to_zero.items():
             if type(key) != "string" or type(value) != "string":
                 fail("triton_algo: reset_to_zero must map argument names (strings) to extents (strings such as \"M, N, stride_cm\"); got {} -> {}".format(repr(key), repr(value)))

@@ -322,7 +322,7 @@ def _reset_to_zero_for(label, index, regions, constexprs, targets):
         if type(name) != "string" or not is_identifier(name):
             _err(label, "algos", "algos[{}]: reset_to_zero key {} is not an argument name; name the pointer argument to zero, e.g. \"c_ptr\"".format(index, repr(name)))
         if type(text) != "string" or not text.strip():
-            _err(label, "algos", "algos[{}]: reset_to_zero['{}'] must be a string of extents: \"rows, cols, row_stride\" (2-D) or \"count\" (1-D), got {}".format(index, name, repr(text)))
+            _err(label, "algos", "algos[{}]: reset_to_zero['{}'] must be a string of extents: \"count\" (1-D), \"rows, cols, row_stride\" (2-D) or \"rows, cols, row_stride, col_stride\" (a strided matrix), got {}".format(index, name, repr(text)))
         filled = text
         for key, value in constexprs.items():
             filled = filled.replace("{" + key + "}", value)
@@ -334,8 +334,8 @@ def _reset_to_zero_for(label, index, regions, constexprs, targets):
                 ", ".join(constexprs.keys()) or "none",
             ))
         commas = _top_level_commas(filled)
-        if commas != 0 and commas != 2:
-            _err(label, "algos", "algos[{}]: reset_to_zero['{}'] '{}' has {} expressions; give \"rows, cols, row_stride\" (2-D, in elements) or \"count\" (1-D)".format(index, name, text, commas + 1))
+        if commas != 0 and commas != 2 and commas != 3:
+            _err(label, "algos", "algos[{}]: reset_to_zero['{}'] '{}' has {} expressions; give \"count\" (1-D), \"rows, cols, row_stride\" (2-D, in elements) or \"rows, cols, row_stride, col_stride\" (a strided matrix)".format(index, name, text, commas + 1))
         result[name] = filled
     return result
 

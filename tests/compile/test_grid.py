@@ -350,6 +350,14 @@ def test_reset_to_zero_regions_in_parameter_order():
     assert b.c == ("trt_grid_mul(trt_grid_cdiv((int64_t)M, (int64_t)128), (int64_t)128)",)
 
 
+def test_reset_to_zero_strided_matrix():
+    """Four extents: a rows x cols matrix with both strides (the runtime picks the unit one)."""
+    (c,) = parse_reset_to_zero(["c_ptr=M, N, s, M + 8"], RTZ_SIG)
+    assert c.is_2d and c.source == ("M", "N", "s", "M + 8")
+    assert c.c == ("(int64_t)M", "(int64_t)N", "(int64_t)1",
+                   "trt_grid_add((int64_t)M, (int64_t)8)")
+
+
 def test_reset_to_zero_launch_args():
     from triton_aot.grid import LaunchArg
     (r,) = parse_reset_to_zero(["c_ptr=rows * N"], RTZ_SIG, [LaunchArg("rows", "i64")])
@@ -363,8 +371,8 @@ def test_reset_to_zero_launch_args():
     ("desc=M", "'desc' is a tensor descriptor (tensordesc<fp16[16, 16]>), not a pointer"),
     ("bias=M", "'bias' is a constexpr (None: not an argument of the compiled kernel)"),
     ("BLOCK=M", "'BLOCK' is a tl.constexpr, not a pointer"),
-    ("c_ptr=M, N", "'M, N' has 2 expressions; give 'count' (1-D) or 'rows, cols, row_stride'"),
-    ("c_ptr=M, N, 1, 1", "has 4 expressions"),
+    ("c_ptr=M, N", "'M, N' has 2 expressions; give 'count' (1-D), 'rows, cols, row_stride'"),
+    ("c_ptr=M, N, 1, 1, 1", "has 5 expressions; give 'count' (1-D)"),
     ("c_ptr=", "the extent is empty"),
     ("c_ptr", "is not NAME=EXTENTS"),
     ("c_ptr={BLOCK_M}", "{BLOCK_M} in '{BLOCK_M}' is not an integer constexpr of this algo "

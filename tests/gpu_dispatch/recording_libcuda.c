@@ -45,6 +45,12 @@ typedef CUresult (*pfn_launch_kernel)(CUfunction, unsigned int, unsigned int, un
 typedef CUresult (*pfn_launch_kernel_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
 typedef CUresult (*pfn_mem_alloc_async)(CUdeviceptr *, size_t, CUstream);
 typedef CUresult (*pfn_mem_free_async)(CUdeviceptr, CUstream);
+typedef CUresult (*pfn_memset_d8_async)(CUdeviceptr, unsigned char, size_t, CUstream);
+typedef CUresult (*pfn_memset_d16_async)(CUdeviceptr, unsigned short, size_t, CUstream);
+typedef CUresult (*pfn_memset_d32_async)(CUdeviceptr, unsigned int, size_t, CUstream);
+typedef CUresult (*pfn_memset_d2d8_async)(CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream);
+typedef CUresult (*pfn_memset_d2d16_async)(CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream);
+typedef CUresult (*pfn_memset_d2d32_async)(CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream);
 
 static struct {
   int status; /* CUresult */
@@ -64,6 +70,13 @@ static struct {
   pfn_launch_kernel_ex launch_kernel_ex;
   pfn_mem_alloc_async mem_alloc_async;
   pfn_mem_free_async mem_free_async;
+  /* reset_to_zero algos (split-K) zero their outputs through these */
+  pfn_memset_d8_async memset_d8_async;
+  pfn_memset_d16_async memset_d16_async;
+  pfn_memset_d32_async memset_d32_async;
+  pfn_memset_d2d8_async memset_d2d8_async;
+  pfn_memset_d2d16_async memset_d2d16_async;
+  pfn_memset_d2d32_async memset_d2d32_async;
 } real;
 
 static pthread_once_t real_once = PTHREAD_ONCE_INIT;
@@ -110,6 +123,12 @@ static void open_real(void) {
   RESOLVE(launch_kernel_ex, "cuLaunchKernelEx");
   RESOLVE(mem_alloc_async, "cuMemAllocAsync");
   RESOLVE(mem_free_async, "cuMemFreeAsync");
+  RESOLVE(memset_d8_async, "cuMemsetD8Async");
+  RESOLVE(memset_d16_async, "cuMemsetD16Async");
+  RESOLVE(memset_d32_async, "cuMemsetD32Async");
+  RESOLVE(memset_d2d8_async, "cuMemsetD2D8Async");
+  RESOLVE(memset_d2d16_async, "cuMemsetD2D16Async");
+  RESOLVE(memset_d2d32_async, "cuMemsetD2D32Async");
   if (!real.ctx_get_current || !real.ctx_get_device || !real.device_get_attribute || !real.module_load_data ||
       !real.module_unload || !real.module_get_function || !real.func_set_attribute || !real.launch_kernel) {
     real.status = CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND;
@@ -144,6 +163,8 @@ static const char *const entry_names[] = {
     "cuCtxGetCurrent", "cuCtxGetDevice", "cuDeviceGetAttribute", "cuModuleLoadData",
     "cuModuleUnload",  "cuModuleGetFunction", "cuFuncSetAttribute", "cuLaunchKernel",
     "cuCtxGetId",      "cuLaunchKernelEx", "cuMemAllocAsync", "cuMemFreeAsync",
+    "cuMemsetD8Async", "cuMemsetD16Async", "cuMemsetD32Async", "cuMemsetD2D8Async",
+    "cuMemsetD2D16Async", "cuMemsetD2D32Async",
 };
 enum { NUM_ENTRIES = sizeof entry_names / sizeof entry_names[0] };
 static int call_counts[NUM_ENTRIES];
@@ -390,6 +411,34 @@ EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
   if (!real_ready()) return CUDA_ERROR_NO_DEVICE;
   if (real.mem_free_async == NULL) return CUDA_ERROR_NOT_SUPPORTED;
   return real.mem_free_async(dptr, hStream);
+}
+
+/* Memsets are forwarded and counted, not recorded: they launch no module. */
+#define FORWARD_MEMSET(entry, field, ...)                         \
+  do {                                                            \
+    count_call(entry);                                            \
+    if (!real_ready()) return CUDA_ERROR_NO_DEVICE;               \
+    if (real.field == NULL) return CUDA_ERROR_NOT_SUPPORTED;      \
+    return real.field(__VA_ARGS__);                               \
+  } while (0)
+
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) {
+  FORWARD_MEMSET(12, memset_d8_async, d, v, n, s);
+}
+EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s) {
+  FORWARD_MEMSET(13, memset_d16_async, d, v, n, s);
+}
+EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s) {
+  FORWARD_MEMSET(14, memset_d32_async, d, v, n, s);
+}
+EXPORT CUresult cuMemsetD2D8Async(CUdeviceptr d, size_t pitch, unsigned char v, size_t w, size_t h, CUstream s) {
+  FORWARD_MEMSET(15, memset_d2d8_async, d, pitch, v, w, h, s);
+}
+EXPORT CUresult cuMemsetD2D16Async(CUdeviceptr d, size_t pitch, unsigned short v, size_t w, size_t h, CUstream s) {
+  FORWARD_MEMSET(16, memset_d2d16_async, d, pitch, v, w, h, s);
+}
+EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned int v, size_t w, size_t h, CUstream s) {
+  FORWARD_MEMSET(17, memset_d2d32_async, d, pitch, v, w, h, s);
 }
 
 /* ---- inspection API -------------------------------------------------------------------------- */

@@ -165,3 +165,18 @@ def zero_variants() -> list[dict]:
     metas[2]["reset_to_zero"] = [region("b_ptr", "n"), region("x_ptr", "M", "N", "stride_cm"),
                                  region("d_ptr", "n")]
     return metas
+
+
+def zero_matrix_variants() -> list[dict]:
+    """reset_to_zero of a strided matrix (four extents), the split-K matmul's C:
+    `zm(c_ptr: *fp16, M: i32, N: i32, stride_cm: i32, stride_cn: i32)`, grid (M, 1, 1), zeroes
+    c_ptr[M, N, stride_cm, stride_cn] (C API: stream, c_ptr, M, N, stride_cm, stride_cn,
+    algo_id)."""
+    meta = variant("zm_a0", [arg("c_ptr", "*fp16"), arg("M", "i32"), arg("N", "i32"),
+                             arg("stride_cm", "i32"), arg("stride_cn", "i32")],
+                   kernel_name="zm_kernel", arch=90, algo_index=0,
+                   grid_c=("(int64_t)M", "1", "1"))
+    meta["reset_to_zero"] = [{"name": "c_ptr", "extents": ["M", "N", "stride_cm", "stride_cn"],
+                              "extents_c": ["(int64_t)M", "(int64_t)N", "(int64_t)stride_cm",
+                                            "(int64_t)stride_cn"]}]
+    return [meta]

@@ -25,6 +25,16 @@ def test_memsets_before_the_launch(zero_lib, run_prog, cplusplus):
     assert run_prog(zero_lib, "zero.c", cplusplus=cplusplus).stdout == "OK\n"
 
 
+@pytest.mark.parametrize("cplusplus", [False, True], ids=["c", "cxx"])
+def test_strided_matrix(tmp_path_factory, run_prog, cplusplus):
+    """tests/link/progs/zero_matrix.c: a four-extent region (rows, cols, row_stride, col_stride)
+    is zeroed along its unit-stride dimension: row-major as rows, column-major as columns, a
+    single row or column whatever its other stride; a matrix with no unit stride, or overlapping
+    columns, is refused before anything is zeroed or launched."""
+    lib = harness.build(tmp_path_factory.mktemp("zm"), "zm", libs.zero_matrix_variants())
+    assert run_prog(lib, "zero_matrix.c", cplusplus=cplusplus).stdout == "OK\n"
+
+
 def test_library_compiles_as_cxx(tmp_path):
     lib = harness.generate(tmp_path, "zero", libs.zero_variants())
     harness.compile_library(lib, cplusplus=True)
@@ -34,8 +44,8 @@ def test_generated_c(zero_lib):
     c = (zero_lib.dir / "zero.c").read_text()
     assert c.count("trt_kernel_launch_zeroed(") == 3  # the variants of algos 0 and 1
     assert "{c_ptr, 4u, 1, (int64_t)((int64_t)M), (int64_t)((int64_t)N), " \
-           "(int64_t)((int64_t)stride_cm)}" in c
-    assert "{b_ptr, 2u, 0, (int64_t)1, (int64_t)((int64_t)n), (int64_t)0}" in c
+           "(int64_t)((int64_t)stride_cm), (int64_t)1}" in c
+    assert "{b_ptr, 2u, 0, (int64_t)1, (int64_t)((int64_t)n), (int64_t)0, (int64_t)1}" in c
     assert "{d_ptr, 8u, 0, " in c and "{x_ptr, 1u, 1, " in c
 
 
@@ -73,7 +83,8 @@ def _region(name, *extents, c=None):
 @pytest.mark.parametrize("regions,message", [
     ([_region("M", "1")], "'M' is not a pointer argument of the kernel"),
     ([_region("nope", "1")], "'nope' is not a pointer argument of the kernel"),
-    ([_region("c_ptr", "M", "N")], "must both hold 1 (count) or 3"),
+    ([_region("c_ptr", "M", "N")], "must both hold 1 (count), 3 (rows, cols, row_stride) or 4"),
+    ([_region("c_ptr", "M", "N", "1", "1", "1")], "must both hold 1 (count), 3"),
     ([_region("c_ptr", "M", c=["M); exit(1"])], "is not a plain C expression"),
     ([_region("c_ptr", "NUM_SMS", c=["trt_attr_num_sms"])], "reads a device attribute"),
     ([_region("d_ptr", "n"), _region("b_ptr", "n")], "in the kernel's parameter order"),

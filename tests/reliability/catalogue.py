@@ -1049,7 +1049,8 @@ RUNTIME_CASES = [
 ]
 
 # --- reset_to_zero (Triton's split-K pre_hook=init_to_zero): regions zeroed before the launch --
-_RTZ_FORMS = "give 'count' (1-D) or 'rows, cols, row_stride' (2-D, in elements)"
+_RTZ_FORMS = ("give 'count' (1-D), 'rows, cols, row_stride' (2-D, in elements) or 'rows, cols, "
+              "row_stride, col_stride'")
 COMPILE_CASES += [
     Case("reset_to_zero_unknown_argument", "compile flag", "compile",
          "`--reset_to_zero='c_ptr=n'` naming no argument of the kernel",
@@ -1067,7 +1068,7 @@ COMPILE_CASES += [
          ("reset_to_zero zeroes the memory a pointer argument",),
          extra=("--reset_to_zero=BLOCK=64",)),
     Case("reset_to_zero_two_extents", "compile flag", "compile",
-         "`--reset_to_zero='out_ptr=n, n'`: two extents (1-D is one, 2-D three)",
+         "`--reset_to_zero='out_ptr=n, n'`: two extents (1-D is one, 2-D three, a strided matrix four)",
          ("--reset_to_zero: out_ptr: 'n, n' has 2 expressions",), (_RTZ_FORMS,),
          extra=("--reset_to_zero=out_ptr=n, n",)),
     Case("reset_to_zero_injection", "grid", "compile",
@@ -1112,13 +1113,15 @@ RULE_CASES += [
     Case("rule_reset_to_zero_value_not_string", "rule attribute", "rule",
          "an algo's reset_to_zero extents given as a number",
          ("attribute 'algos': algos[0]: reset_to_zero['out_ptr'] must be a string of extents",),
-         ('\"rows, cols, row_stride\" (2-D) or \"count\" (1-D)',),
+         ('\"count\" (1-D), \"rows, cols, row_stride\" (2-D) or \"rows, cols, row_stride, '
+          'col_stride\"',),
          attrs="algos = ['{\"constexprs\": {\"BLOCK\": 64}, \"reset_to_zero\": "
                "{\"out_ptr\": 3}}']"),
     Case("rule_reset_to_zero_two_extents", "rule attribute", "rule",
          "`reset_to_zero = {\"out_ptr\": \"n, n\"}`: two extents",
          ("attribute 'algos': algos[0]: reset_to_zero['out_ptr'] 'n, n' has 2 expressions",),
-         ('give \"rows, cols, row_stride\" (2-D, in elements) or \"count\" (1-D)',),
+         ('give \"count\" (1-D), \"rows, cols, row_stride\" (2-D, in elements) or \"rows, cols, '
+          'row_stride, col_stride\"',),
          attrs=_RTZ_ALGO % '{"out_ptr": "n, n"}'),
     Case("rule_reset_to_zero_placeholder", "rule attribute", "rule",
          "a reset_to_zero extent naming a constexpr the algo does not set: `{BLOCK_M}`",

@@ -244,12 +244,12 @@ RULE_CASES = [
     struct(
         id = "rule_reset_to_zero_value_not_string",
         attrs = dict(algos = ['{"constexprs": {"BLOCK": 64}, "reset_to_zero": {"out_ptr": 3}}']),
-        expected = ["attribute 'algos': algos[0]: reset_to_zero['out_ptr'] must be a string of extents", "\"rows, cols, row_stride\" (2-D) or \"count\" (1-D)"],
+        expected = ["attribute 'algos': algos[0]: reset_to_zero['out_ptr'] must be a string of extents", "\"count\" (1-D), \"rows, cols, row_stride\" (2-D) or \"rows, cols, row_stride, col_stride\""],
     ),
     struct(
         id = "rule_reset_to_zero_two_extents",
         attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 64}, reset_to_zero = {"out_ptr": "n, n"})]),
-        expected = ["attribute 'algos': algos[0]: reset_to_zero['out_ptr'] 'n, n' has 2 expressions", "give \"rows, cols, row_stride\" (2-D, in elements) or \"count\" (1-D)"],
+        expected = ["attribute 'algos': algos[0]: reset_to_zero['out_ptr'] 'n, n' has 2 expressions", "give \"count\" (1-D), \"rows, cols, row_stride\" (2-D, in elements) or \"rows, cols, row_stride, col_stride\""],
     ),
     struct(
         id = "rule_reset_to_zero_placeholder",
