@@ -99,6 +99,40 @@ def _selector_body(plan: LibraryPlan, variants: tuple[Variant, ...],
     return CCode("".join(unused + lines))
 
 
+# The lookup's memo: one 64-bit word, the query's exact inputs (the SM, then each key's
+# log2_q8, which is below 2**14 for any int64) above the answer's 8 bits. It fits up to 3 keys
+# with SMs below 2**14 and algo indices below 256; other libraries scan every time.
+_MEMO_KEY_BITS, _MEMO_MAX_KEYS = 14, 3
+
+
+def _memo_parts(num_keys: int, num_algos: int, sms: list[int]) -> dict[str, CCode]:
+    """The tuned lookup's memo of its last answer (tuned_table.c.tmpl): a serving loop calls
+    NAME_auto with the same shape again and again, and the memo turns the nearest-point scan
+    (every tuned point of the SM) into one compare. Racing threads store whole words (relaxed
+    atomics: the word publishes nothing else), so a reader sees some query's right answer for
+    exactly that query, or a miss."""
+    if num_keys > _MEMO_MAX_KEYS or num_algos > 256 or any(sm >= 1 << _MEMO_KEY_BITS for sm in sms):
+        return {k: CCode("") for k in ("memo_decl", "memo_locals", "memo_check", "memo_store")}
+    shift = _MEMO_KEY_BITS * _MEMO_MAX_KEYS
+    tag = " | ".join([f"((uint64_t)trt_sm << {shift})"] + [
+        f"((uint64_t)q[{i}] << {_MEMO_KEY_BITS * (_MEMO_MAX_KEYS - 1 - i)})"
+        for i in range(num_keys)])
+    return {
+        "memo_decl": CCode(
+            "/* The last answer: (SM, each key's log2_q8) << 8 | algo; 0 until the first lookup\n"
+            " * (an SM is never 0). Exact: the answer depends on nothing else. */\n"
+            "static uint64_t trt_tuned_memo;\n\n"),
+        "memo_locals": CCode("\n  uint64_t trt_tag, trt_memo;"),
+        "memo_check": CCode(
+            f"    trt_tag = {tag};\n"
+            "    trt_memo = __atomic_load_n(&trt_tuned_memo, __ATOMIC_RELAXED);\n"
+            "    if (trt_memo >> 8 == trt_tag) return (int)(trt_memo & 0xFFu);\n"),
+        "memo_store": CCode(
+            "    __atomic_store_n(&trt_tuned_memo, trt_tag << 8 | (uint64_t)row[best]"
+            "[" + str(num_keys) + "], __ATOMIC_RELAXED);\n"),
+    }
+
+
 def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
                   call_args: CCode) -> tuple[CCode, CCode, CCode]:
     """(C, header declarations, header comment) of NAME_auto and NAME_auto_algo."""
@@ -133,6 +167,7 @@ def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
                               for i, v in enumerate(tuning.LOG2_FRAC)) + "\n"),
                           key_logs=CCode("".join(f"    q[{i}] = trt_log2_q8({k});\n"
                                                  for i, k in enumerate(keys))),
+                          **_memo_parts(nk, len(plan.algos), [d.sm for d in table.devices]),
                           default_algo=tuned.default_algo, key_params=key_params)
     else:
         unused = "".join(f"  (void){k};\n" for k in keys)

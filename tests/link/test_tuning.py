@@ -111,6 +111,21 @@ def test_c_lookup_equals_the_python_reference(mm_so, sm, q):
     assert mm_so.mm_auto_algo(sm, *q) == tuning.lookup(table, sm, q, 2)
 
 
+def test_memoised_lookup_follows_the_query(mm_so, mm_lib):
+    """The lookup memoises its last answer by the exact query (SM, each key's log2): repeated,
+    alternating and neighbouring queries, and the same shape on another SM, each get the table's
+    answer, never the previous call's."""
+    assert "trt_tuned_memo" in (mm_lib.dir / "mm.c").read_text()
+    table = tuning.Table.from_json(table_for(mm_variants(), [H100, A100]).to_json())
+    queries = [(90, 1, 4096, 4096), (90, 1, 4096, 4096), (90, 4096, 4096, 4096),
+               (90, 1, 4096, 4096), (80, 1, 4096, 4096), (90, 1, 4096, 4096),
+               (90, 2, 4096, 4096), (90, 4096, 1, 4096), (86, 4096, 4096, 4096),
+               (90, 4096, 4096, 4096), (90, 4096, 4096, 4096)]
+    got = [mm_so.mm_auto_algo(sm, *q) for sm, *q in queries]
+    assert got == [tuning.lookup(table, sm, tuple(q), 2) for sm, *q in queries]
+    assert len(set(got)) > 1  # the queries do reach different answers
+
+
 @given(x=st.integers(min_value=2, max_value=(1 << 63) - 1))
 def test_log2_q8_is_within_two_256ths_of_an_octave(x):
     import math
