@@ -39,7 +39,9 @@ import json
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from triton_aot import tuning
 
@@ -88,6 +90,33 @@ class Library:
         if self.auto is not None:
             self.auto.argtypes = argtypes
             self.auto.restype = ctypes.c_int
+
+
+@dataclass(frozen=True)
+class Pack:
+    """A folder `tools/tune` packed: the library through ctypes, its records by algo and the
+    user's inputs file (the tuning command, the benchmark and the GPU checks all start here)."""
+    dir: Path
+    meta: dict
+    name: str
+    key: tuple[str, ...]
+    records: dict
+    inputs: Any
+    lib: Library
+
+    def dtype(self, torch):
+        return getattr(torch, self.inputs.DTYPES[self.name])
+
+
+def open_pack(pack: Path) -> Pack:
+    meta = json.loads((pack / "pack.json").read_text())
+    name = meta["library"]
+    recs = tuning.records_by_algo((pack / "records").glob("*.json"), name)
+    inputs = load_inputs(pack / meta["inputs"])
+    if name not in inputs.DTYPES:
+        raise SystemExit(f"error: {meta['inputs']}: DTYPES has no entry for {name}")
+    lib = Library(pack / meta["so"], name, next(iter(recs.values())))
+    return Pack(pack, meta, name, tuple(meta["key"]), recs, inputs, lib)
 
 
 def c_values(args: list) -> list:
@@ -186,18 +215,13 @@ def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
          shapes_filter: str | None = None) -> tuning.Table:
     import torch
 
-    meta = json.loads((pack / "pack.json").read_text())
-    name, key = meta["library"], tuple(meta["key"])
-    recs = tuning.records_by_algo((pack / "records").glob("*.json"), name)
+    p = open_pack(pack)
+    meta, name, key, recs, inputs, lib = p.meta, p.name, p.key, p.records, p.inputs, p.lib
     fresh = tuning.empty_table(name, key, recs)
-    inputs = load_inputs(pack / meta["inputs"])
     if tuple(inputs.KEY) != key:
         raise SystemExit(f"error: {meta['inputs']}: KEY is {inputs.KEY} but the library's "
                          f"tuning_key is {key}")
-    if name not in inputs.DTYPES:
-        raise SystemExit(f"error: {meta['inputs']}: DTYPES has no entry for {name}")
-    dtype = getattr(torch, inputs.DTYPES[name])
-    lib = Library(pack / meta["so"], name, next(iter(recs.values())))
+    dtype = p.dtype(torch)
     if lib.infos != [a.info for a in fresh.algos]:
         raise SystemExit("error: the packed library and its records disagree; rerun tools/tune")
     driver = Driver()

@@ -81,12 +81,9 @@ def jit_kernel(triton, recs):
 
 
 def bench_library(pack: Path, torch, triton, args, results: list, t_start: float):
-    meta = json.loads((pack / "pack.json").read_text())
-    name = meta["library"]
-    recs = tuning.records_by_algo((pack / "records").glob("*.json"), name)
-    inputs = tune.load_inputs(pack / meta["inputs"])
-    dtype = getattr(torch, inputs.DTYPES[name])
-    lib = tune.Library(pack / meta["so"], name, next(iter(recs.values())))
+    p = tune.open_pack(pack)
+    meta, name, recs, inputs, lib = p.meta, p.name, p.records, p.inputs, p.lib
+    dtype = p.dtype(torch)
     if lib.auto is None:
         raise SystemExit(f"error: {pack}/{meta['so']} has no {name}_auto: set tuning_key")
     auto_algo = getattr(lib.lib, f"{name}_auto_algo")

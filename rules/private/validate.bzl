@@ -282,17 +282,25 @@ def _constexpr_repr(label, index, name, value):
     _err(label, "algos", "algos[{}]: constexpr '{}' has value {} ({}); use an int, bool, float, None, a string such as \"leaky_relu\" or a dtype such as \"tl.float16\"".format(index, name, value, type(value)))
     return None
 
-def _grid_for(label, index, template, constexprs):
-    grid = template
+def _replaced(template, constexprs):
     for name, value in constexprs.items():
-        grid = grid.replace("{" + name + "}", value)
-    if "{" in grid or "}" in grid:
-        _err(label, "algos", "algos[{}]: grid '{}' has a {{NAME}} placeholder that is not one of this algo's constexprs ({})".format(
+        template = template.replace("{" + name + "}", value)
+    return template
+
+def _filled(label, index, what, template, constexprs):
+    """`template` with the algo's {CONSTEXPR} placeholders replaced by their values.
+
+    Any other {NAME} is an error naming `what` (the grid, a reset_to_zero region).
+    """
+    filled = _replaced(template, constexprs)
+    if "{" in filled or "}" in filled:
+        _err(label, "algos", "algos[{}]: {} '{}' has a {{NAME}} placeholder that is not one of this algo's constexprs ({}); name one of them, or write the value".format(
             index,
+            what,
             template,
             ", ".join(constexprs.keys()) or "none",
         ))
-    return grid
+    return filled
 
 def _top_level_commas(text):
     """How many commas of `text` are outside parentheses (cdiv(a, b) is one expression)."""
@@ -323,16 +331,7 @@ def _reset_to_zero_for(label, index, regions, constexprs, targets):
             _err(label, "algos", "algos[{}]: reset_to_zero key {} is not an argument name; name the pointer argument to zero, e.g. \"c_ptr\"".format(index, repr(name)))
         if type(text) != "string" or not text.strip():
             _err(label, "algos", "algos[{}]: reset_to_zero['{}'] must be a string of extents: \"count\" (1-D), \"rows, cols, row_stride\" (2-D) or \"rows, cols, row_stride, col_stride\" (a strided matrix), got {}".format(index, name, repr(text)))
-        filled = text
-        for key, value in constexprs.items():
-            filled = filled.replace("{" + key + "}", value)
-        if "{" in filled or "}" in filled:
-            _err(label, "algos", "algos[{}]: reset_to_zero['{}'] '{}' has a {{NAME}} placeholder that is not one of this algo's constexprs ({}); name one of them, or write the value".format(
-                index,
-                name,
-                text,
-                ", ".join(constexprs.keys()) or "none",
-            ))
+        filled = _filled(label, index, "reset_to_zero['{}']".format(name), text, constexprs)
         commas = _top_level_commas(filled)
         if commas != 0 and commas != 2 and commas != 3:
             _err(label, "algos", "algos[{}]: reset_to_zero['{}'] '{}' has {} expressions; give \"count\" (1-D), \"rows, cols, row_stride\" (2-D, in elements) or \"rows, cols, row_stride, col_stride\" (a strided matrix)".format(index, name, text, commas + 1))
@@ -344,9 +343,7 @@ def _signature_for(label, index, template, constexprs):
 
     The placeholders are block sizes of tensor descriptors: `tensordesc<fp16[{BLOCK_M}, 64]>`.
     """
-    signature = template
-    for name, value in constexprs.items():
-        signature = signature.replace("{" + name + "}", value)
+    signature = _replaced(template, constexprs)
     if "{" in signature or "}" in signature:
         _err(label, "signature", "'{}' has a {{NAME}} placeholder that is not one of algos[{}]'s constexprs ({}); a tensor descriptor's block size may name a constexpr of the signature that every algo sets".format(
             template,
@@ -434,7 +431,7 @@ def check_algos(label, algos, algo_constexprs, defaults):
         grid_template = algo.get("grid", defaults["grid"])
         if not grid_template:
             _err(label, "grid", "no grid: set 'grid' on the library or on algos[{}]".format(i))
-        normalised["grid"] = _grid_for(label, i, grid_template, constexprs)
+        normalised["grid"] = _filled(label, i, "grid", grid_template, constexprs)
         normalised["signature"] = _signature_for(label, i, defaults["signature"], constexprs)
         if "reset_to_zero" in algo:
             normalised["reset_to_zero"] = _reset_to_zero_for(label, i, algo["reset_to_zero"], constexprs, defaults["targets"])

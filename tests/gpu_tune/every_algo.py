@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from triton_aot import tune, tuning  # noqa: E402
+from triton_aot import tune  # noqa: E402
 
 SENTINEL = 7.0  # what the memory around C holds; it must still hold it afterwards
 
@@ -64,12 +64,8 @@ def cases(torch, dtype):
 
 
 def run_library(pack: Path, torch) -> tuple[list[dict], int]:
-    meta = json.loads((pack / "pack.json").read_text())
-    name = meta["library"]
-    recs = tuning.records_by_algo((pack / "records").glob("*.json"), name)
-    inputs = tune.load_inputs(pack / meta["inputs"])
-    dtype = getattr(torch, inputs.DTYPES[name])
-    lib = tune.Library(pack / meta["so"], name, next(iter(recs.values())))
+    p = tune.open_pack(pack)
+    name, lib, dtype = p.name, p.lib, p.dtype(torch)
     driver = tune.Driver()
     stream = torch.cuda.current_stream().cuda_stream
     rows, failures = [], 0
