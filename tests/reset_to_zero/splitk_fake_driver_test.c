@@ -8,15 +8,8 @@
 #include <string.h>
 
 #include "fake_cuda.h"
+#include "tests/link/progs/check.h"
 #include "tests/reset_to_zero/splitk.h"
-
-#define CHECK(cond)                                                    \
-  do {                                                                 \
-    if (!(cond)) {                                                     \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      exit(1);                                                         \
-    }                                                                  \
-  } while (0)
 
 static void *fake;
 static void *sym(const char *name) {
