@@ -13,12 +13,20 @@ _python_env = tag_class(
             doc = "Archive mode (`--@rules_triton//:python_mode=archive`): more distributions the " +
                   "kernels import, packed with their requirements next to triton and absl-py.",
         ),
+        "archive_torch": attr.bool(
+            default = True,
+            doc = "Archive mode: pack torch (its requirements, numpy and the shared libraries " +
+                  "it links) when the environment has it, as kernel files import it at module " +
+                  "level. False keeps the archive small (about 160 MiB instead of @TORCH_MIB@) " +
+                  "for kernels that do not import torch. Any module's False wins.",
+        ),
     },
 )
 
 def _triton_impl(mctx):
     interpreter = ""
     packages = []
+    torch = True
 
     # mctx.modules lists the root module first, so its choice wins over a dependency's.
     for module in mctx.modules:
@@ -26,6 +34,8 @@ def _triton_impl(mctx):
             if not interpreter:
                 interpreter = tag.interpreter
             packages.extend([p for p in tag.archive_packages if p not in packages])
+            if module.is_root:
+                torch = torch and tag.archive_torch
     triton_python_repository(name = "rules_triton_python", interpreter = interpreter)
 
     # Fetched (packed) only when a build resolves the archive-mode toolchain.
@@ -33,6 +43,7 @@ def _triton_impl(mctx):
         name = "rules_triton_python_archive",
         interpreter = interpreter,
         packages = packages,
+        torch = torch,
     )
 
 triton = module_extension(

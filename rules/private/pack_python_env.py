@@ -13,15 +13,29 @@ and runs the tools with it. Layout, relative to that folder:
     lib/python3.X/...               the standard library, lean (no tests, GUI, idle, ensurepip)
     lib/python3.X/lib-dynload/...   its extension modules, less the ones compiling never loads
     lib/*.so.*                      shared libraries those need beyond glibc (LD_LIBRARY_PATH)
-    site-packages/...               triton, absl-py and what they require (PYTHONPATH)
+    site-packages/...               triton, absl-py, torch (when the environment has it) and what
+                                    they require (PYTHONPATH)
 
 Why the interpreter finds all this from any path: the launcher sets PYTHONHOME to the folder,
 so sys.prefix is the folder and the standard library is found at PYTHONHOME/lib/python3.X
 (the compiled-in /usr prefix is not used).
 
-Lean: only files that compiling needs. Left out: __pycache__ of the source tree, tests, torch,
-pip, pytest and anything not in the requirement closure of triton and absl-py, triton's CUPTI
-and profiler libraries (proton) and instrumentation plugins.
+Lean: only files that compiling needs. Left out: __pycache__ of the source tree, tests, pip,
+pytest and anything not in the requirement closure of triton, absl-py (and torch), triton's
+CUPTI and profiler libraries (proton) and instrumentation plugins, torch's C++ test programs.
+
+torch (--torch=auto, the default): most kernel files import torch at module level, and what a
+kernel can import in local mode it must be able to import on an executor, so when the
+environment has torch it is packed with its requirements, numpy (which `import torch` loads when
+it is installed) and every shared library they link beyond glibc (Debian's torch keeps
+libtorch*.so and ~60 more under /usr/lib, outside site-packages). --torch=no leaves it out.
+
+Distributions without a RECORD (Debian's python3-* packages install none): their files come
+from dpkg's list of the package that owns the .dist-info folder, else from top_level.txt.
+
+One file reachable under two names (torch/lib/libtorch_cpu.so is a symlink to the
+libtorch_cpu.so.2.14 the loader also needs in lib/): stored once, the other name as a hard link
+to it, so the archive does not carry 300 MB twice.
 
 Bytecode: without .pyc files every action would recompile the ~250 modules triton imports
 (0.35 s per process, measured); so the archive carries .pyc files written here as
@@ -73,10 +87,17 @@ _PACKAGE_SKIP = [
         r"^triton/instrumentation/",  # profiler plugins
         r"^triton/_C/libproton\.so$",  # the proton profiler; `import triton` does not load it
         r"^triton/profiler/",
+        r"^torch/bin/(?!torch_shm_manager$)",  # C++ test programs (24 MB); `import torch` checks for the manager
         r"\.a$",
         r"\.pyc$",
     )
 ]
+
+_DPKG_INFO = "/var/lib/dpkg/info"
+
+# Extension modules built for another interpreter (Debian's numpy ships one per Python it
+# supports): this one never loads them.
+_OTHER_ABI = re.compile(r"\.cpython-(\d+)[a-z]*-[^/]*\.so$")
 
 
 def _requirement_closure(names):
@@ -115,14 +136,69 @@ def _marker_true(marker):
             "==": have == want, "!=": have != want}[m.group(1)]
 
 
+_dpkg_lists = None
+
+
+def _dpkg_files(meta_dir):
+    """The files dpkg installed with the package that owns `meta_dir` (a .dist-info folder), or
+    None when no dpkg package owns it."""
+    global _dpkg_lists
+    if _dpkg_lists is None:
+        _dpkg_lists = {}
+        if os.path.isdir(_DPKG_INFO):
+            for name in sorted(os.listdir(_DPKG_INFO)):
+                if name.endswith(".list"):
+                    with open(os.path.join(_DPKG_INFO, name), encoding="utf-8", errors="replace") as f:
+                        _dpkg_lists[name] = f.read().splitlines()
+    for lines in _dpkg_lists.values():
+        if meta_dir in lines:
+            return lines
+    return None
+
+
+def _record_less_files(dist, root):
+    """Paths relative to `root` of a distribution installed without a RECORD."""
+    meta_dir = str(getattr(dist, "_path", ""))
+    if not meta_dir or not os.path.isdir(meta_dir):
+        sys.exit("error: cannot tell which files the distribution '%s' installed (no RECORD and no "
+                 "metadata folder)" % dist.metadata["Name"])
+    rels = []
+    for candidate in (meta_dir, os.path.realpath(meta_dir)):
+        lines = _dpkg_files(candidate)
+        if lines is not None:
+            prefix = os.path.dirname(candidate) + "/"
+            rels = [line[len(prefix):] for line in lines if line.startswith(prefix)]
+            break
+    else:
+        tops = (dist.read_text("top_level.txt") or "").split()
+        if not tops:
+            sys.exit("error: cannot tell which files the distribution '%s' installed (no RECORD, no "
+                     "top_level.txt, no dpkg package owns %s)" % (dist.metadata["Name"], meta_dir))
+        for top in tops:
+            for candidate in (top, top + ".py"):
+                path = os.path.join(root, candidate)
+                if os.path.isfile(path):
+                    rels.append(candidate)
+                for dirpath, dirnames, filenames in os.walk(path):
+                    dirnames.sort()
+                    rels.extend(os.path.relpath(os.path.join(dirpath, n), root) for n in filenames)
+    # The metadata itself (importlib.metadata and the environment fingerprint read it).
+    for dirpath, dirnames, filenames in os.walk(meta_dir):
+        rels.extend(os.path.relpath(os.path.join(dirpath, n), os.path.dirname(meta_dir)) for n in filenames)
+    return rels
+
+
 def _package_files(dist):
     """(archive name, real path) for a distribution's installed files, lean."""
     root = str(dist.locate_file(""))
-    for f in dist.files or []:
-        rel = str(f)
+    rels = [str(f) for f in dist.files] if dist.files is not None else _record_less_files(dist, root)
+    for rel in rels:
         if rel.startswith("..") or rel.startswith("/"):
             continue  # console scripts in bin/
         if any(p.search(rel) for p in _PACKAGE_SKIP):
+            continue
+        abi = _OTHER_ABI.search(rel)
+        if abi and abi.group(1) != "%d%d" % sys.version_info[:2]:
             continue
         path = os.path.join(root, rel)
         if os.path.isfile(path):
@@ -185,6 +261,17 @@ def _add(tar, name, data, executable):
     tar.addfile(info, io.BytesIO(data))
 
 
+def _add_link(tar, name, target):
+    info = tarfile.TarInfo(name)
+    info.type = tarfile.LNKTYPE
+    info.linkname = target
+    info.mtime = _MTIME
+    info.mode = 0o644
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    tar.addfile(info)
+
+
 def _add_dir(tar, name):
     info = tarfile.TarInfo(name)
     info.type = tarfile.DIRTYPE
@@ -198,6 +285,14 @@ def _add_dir(tar, name):
 _SCRATCH = ""
 
 
+def _installed(name):
+    try:
+        importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def main():
     global _SCRATCH
     parser = argparse.ArgumentParser()
@@ -206,6 +301,8 @@ def main():
     parser.add_argument("--scratch", required=True)
     parser.add_argument("--package", action="append", default=[])
     parser.add_argument("--compresslevel", type=int, default=6)
+    parser.add_argument("--torch", choices=("auto", "no"), default="auto",
+                        help="auto: pack torch (and numpy) when the environment has it")
     # Tests pack a small environment (absl-py alone) instead of triton's 550 MB.
     parser.add_argument("--roots", default="triton,absl-py", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -222,15 +319,24 @@ def main():
 
     files = {"bin/python3": interpreter}
     files.update(_stdlib_files(stdlib, dynload, pyver))
-    dists = _requirement_closure(args.roots.split(",") + args.package)
+    roots = args.roots.split(",") + args.package
+    if args.torch == "auto" and _installed("torch"):
+        roots += ["torch"] + (["numpy"] if _installed("numpy") else [])
+    dists = _requirement_closure(roots)
     for dist in dists:
         files.update(_package_files(dist))
     elves = [p for n, p in files.items() if n == "bin/python3" or n.endswith(".so") or ".so." in n]
     files.update(_shared_libs(sorted(elves)))
 
-    entries = []  # (name, bytes, executable)
+    entries = []  # (name, bytes, executable); bytes is str for a hard link (its target's name)
+    stored = {}  # real path -> the name it is stored under first
     for name in sorted(files):
         path = files[name]
+        real = os.path.realpath(path)
+        if real in stored:
+            entries.append((name, stored[real], False))
+            continue
+        stored[real] = name
         with open(path, "rb") as f:
             data = f.read()
         executable = _is_elf(path) and not name.endswith(".so") and ".so." not in name
@@ -263,6 +369,8 @@ def main():
                     name, data, executable = item
                     if data is None:
                         _add_dir(tar, name)
+                    elif isinstance(data, str):
+                        _add_link(tar, name, data)
                     else:
                         _add(tar, name, data, executable)
                         total += len(data)
@@ -275,6 +383,7 @@ def main():
             "sha256": digest.hexdigest(),
             "archive_bytes": os.path.getsize(args.out),
             "files": len(entries),
+            "hard_links": sum(1 for e in entries if isinstance(e[1], str)),
             "unpacked_bytes": total,
             "python": pyver,
             "interpreter": interpreter,

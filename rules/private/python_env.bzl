@@ -145,7 +145,7 @@ triton_python_repository = repository_rule(
     doc = "Exposes an existing Python environment that has triton as a py_runtime, a Python toolchain and cuda.h.",
 )
 
-# --- archive mode (issue 16): the environment as one build input, for remote execution --------
+# --- archive mode: the environment as one build input, for remote execution --------
 
 _ARCHIVE_BUILD = """\
 package(default_visibility = ["//visibility:public"])
@@ -156,12 +156,43 @@ exports_files([
     "launcher.sh",
     "manifest.json",
 ])
+
+# The fingerprint of the environment as the actions see it: computed by env_fingerprint.py run
+# through launcher.sh in the unpacked archive (what is packed, not everything the client's
+# interpreter has). The archive-mode toolchain gives it to every Triton action.
+filegroup(
+    name = "fingerprint",
+    srcs = ["fingerprint.json"],
+)
 """
+
+def _archive_fingerprint(rctx, interpreter):
+    """fingerprint.json of the unpacked archive, computed the way the actions run (-B -s)."""
+    cache = rctx.path("scratch_unpacked")
+    result = rctx.execute(
+        [rctx.path("launcher.sh"), "-B", "-s", str(rctx.path(Label("//rules/private:env_fingerprint.py")))],
+        environment = {
+            "PYTHONNOUSERSITE": "1",
+            "PYTHONPATH": "",
+            "RULES_TRITON_PYTHON_CACHE": str(cache),
+        },
+        timeout = 600,
+        quiet = True,
+    )
+    rctx.delete(cache)
+    if result.return_code != 0:
+        fail("rules_triton: the packed environment of {} does not run from its archive: {}{}".format(
+            interpreter,
+            result.stderr,
+            result.stdout,
+        ))
+    rctx.file("fingerprint.json", json.decode(result.stdout.strip().splitlines()[-1])["fingerprint"], executable = False)
 
 def _triton_python_archive_repository_impl(rctx):
     interpreter = _resolve_interpreter(rctx)
 
-    # Watched like @rules_triton_python: a new triton or interpreter re-packs the archive.
+    # Watched like @rules_triton_python: a new triton or interpreter re-packs the archive. The
+    # file it writes is replaced below by the archive's own.
     _write_fingerprint(rctx, interpreter)
     args = [
         interpreter,
@@ -173,7 +204,8 @@ def _triton_python_archive_repository_impl(rctx):
     ]
     for package in rctx.attr.packages:
         args.append("--package=" + package)
-    rctx.report_progress("packing the Python environment of {} (about 30 s)".format(interpreter))
+    args.append("--torch=" + ("auto" if rctx.attr.torch else "no"))
+    rctx.report_progress("packing the Python environment of {} (about 30 s, 2 min with torch)".format(interpreter))
 
     # PYTHONHASHSEED: the .pyc files it writes are the same bytes on every run.
     result = rctx.execute(args, environment = {"PYTHONHASHSEED": "0", "PYTHONNOUSERSITE": "1"}, timeout = 1800, quiet = True)
@@ -189,6 +221,8 @@ def _triton_python_archive_repository_impl(rctx):
         "@SHA256@": manifest["sha256"],
         "@ARCHIVE@": "python_env.tar.gz",
     }, executable = True)
+    rctx.report_progress("fingerprinting the packed environment")
+    _archive_fingerprint(rctx, interpreter)
     rctx.file("BUILD.bazel", _ARCHIVE_BUILD.format(
         files = manifest["files"],
         unpacked_mib = manifest["unpacked_bytes"] // (1 << 20),
@@ -201,6 +235,11 @@ triton_python_archive_repository = repository_rule(
     attrs = {
         "interpreter": attr.string(doc = "Path (or PATH name) of a python3 that has triton (3.5 to 3.9) and absl-py."),
         "packages": attr.string_list(doc = "More distributions the kernels import (with their requirements)."),
+        "torch": attr.bool(
+            default = True,
+            doc = "Pack torch (with its requirements, numpy and its shared libraries) when the " +
+                  "environment has it: kernel files import it at module level.",
+        ),
     },
     environ = [_ENV_VAR],
     doc = "The Python environment that has triton, packed into one relocatable, byte-deterministic " +

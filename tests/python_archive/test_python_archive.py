@@ -21,6 +21,8 @@ import tarfile
 from importlib.metadata import version as _version
 from pathlib import Path
 
+import pytest
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PACKER = REPO_ROOT / "rules" / "private" / "pack_python_env.py"
 LAUNCHER = REPO_ROOT / "rules" / "private" / "python_launcher.sh"
@@ -30,7 +32,7 @@ def _pack(out_dir: Path, *extra, check=True) -> tuple[bytes, dict]:
     # --package: what triton.python_env(archive_packages = [...]) passes (iniconfig: small, in the venv).
     out_dir.mkdir()
     result = subprocess.run(
-        [sys.executable, "-I", str(PACKER), "--roots=absl-py", "--package=iniconfig", *extra,
+        [sys.executable, "-I", str(PACKER), "--roots=absl-py", "--package=iniconfig", "--torch=no", *extra,
          "--out", str(out_dir / "python_env.tar.gz"),
          "--manifest", str(out_dir / "manifest.json"), "--scratch", str(out_dir / "scratch")],
         check=check, capture_output=not check, text=True, env={"PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"},
@@ -44,6 +46,24 @@ def test_pack_names_a_missing_package(tmp_path):
     result = _pack(tmp_path / "x", "--package=no-such-dist", check=False)
     assert result.returncode != 0
     assert "error: the Python environment has no package 'no-such-dist'" in result.stderr
+
+
+def test_pack_takes_a_debian_package_from_its_dpkg_list(tmp_path):
+    # Debian's python3-* packages install no RECORD (so do torch and numpy in the set-up): the
+    # files come from dpkg's list of the package that owns the .dist-info folder.
+    from importlib import metadata
+    try:
+        dist = metadata.distribution("idna")
+    except metadata.PackageNotFoundError:
+        pytest.skip("no idna in this environment")
+    if dist.files is not None:
+        pytest.skip("this environment's idna has a RECORD")
+    data, manifest = _pack(tmp_path / "a", "--package=idna")
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        names = tar.getnames()
+    assert "idna==%s" % dist.version in manifest["distributions"]
+    assert "site-packages/idna/core.py" in names
+    assert "site-packages/idna-%s.dist-info/METADATA" % dist.version in names
 
 
 def _launcher(folder: Path, sha256: str, archive_name="python_env.tar.gz") -> Path:
