@@ -17,7 +17,7 @@ _python_env = tag_class(
             default = True,
             doc = "Archive mode: pack torch (its requirements, numpy and the shared libraries " +
                   "it links) when the environment has it, as kernel files import it at module " +
-                  "level. False keeps the archive small (about 160 MiB instead of @TORCH_MIB@) " +
+                  "level. False keeps the archive small (about 160 MiB instead of 355 MiB with Debian's CPU torch) " +
                   "for kernels that do not import torch. Any module's False wins.",
         ),
     },

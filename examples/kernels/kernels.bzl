@@ -14,10 +14,10 @@ KERNELS = [
     "softmax",
 ]
 
-# Tag of the targets whose kernel files import torch (the tutorial-style files): they build with
-# the set-up's environment (Debian's CPU torch) in the default local mode, not in archive mode,
-# whose environment carries no torch; tools/remote_exec_test leaves them out with
-# --build_tag_filters=-requires_torch.
+# Tag of the targets whose kernel files import torch (the tutorial-style files): they need torch
+# in the compile environment (the set-up's Debian CPU torch; archive mode packs it), so a build
+# whose environment has none leaves them out with --build_tag_filters=-requires_torch;
+# tools/remote_exec_test counts their actions apart.
 REQUIRES_TORCH = ["requires_torch"]
 
 # Ampere and Hopper: the dispatcher picks the cubin for the device of the current context

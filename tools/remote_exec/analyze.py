@@ -33,7 +33,7 @@ def read_sums(path):
     return sums
 
 
-def summarize_run(run):
+def summarize_run(run, torch_targets):
     spawns = read_log(run["exec_log"])
     runners = {}
     for s in spawns:
@@ -41,9 +41,11 @@ def summarize_run(run):
     compiles = [s for s in spawns if s.get("mnemonic") == "TritonCompile"]
     inputs = [len(s.get("inputs", [])) for s in compiles]
     nbytes = [sum(int(i["digest"]["sizeBytes"]) for i in s.get("inputs", []) if "digest" in i) for s in compiles]
-    compile_runners = {}
+    compile_runners, torch_runners = {}, {}
     for s in compiles:
         compile_runners[s.get("runner", "?")] = compile_runners.get(s.get("runner", "?"), 0) + 1
+        if s.get("targetLabel") in torch_targets:
+            torch_runners[s.get("runner", "?")] = torch_runners.get(s.get("runner", "?"), 0) + 1
     # On the executor: the command alone (not queueing, staging or transfers).
     exec_s = [float(s.get("metrics", {}).get("executionWallTime", "0s").rstrip("s") or 0) for s in compiles]
     failed = [s.get("targetLabel", "?") for s in spawns if s.get("exitCode", 0) != 0 or s.get("status")]
@@ -62,6 +64,8 @@ def summarize_run(run):
         "triton_compile": {
             "actions": len(compiles),
             "by_runner": dict(sorted(compile_runners.items())),
+            # Of the targets whose kernel files import torch.
+            "torch_importing_by_runner": dict(sorted(torch_runners.items())),
             "input_files_per_action": {"min": min(inputs), "max": max(inputs)} if inputs else {},
             "input_bytes_per_action": {
                 "min": min(nbytes), "max": max(nbytes), "mean": int(statistics.mean(nbytes)),
@@ -79,11 +83,14 @@ def main():
     parser.add_argument("--runs", required=True)
     parser.add_argument("--out_json", required=True)
     parser.add_argument("--out_md", required=True)
+    parser.add_argument("--torch_targets", required=True, help="labels of the torch-importing kernel targets, one a line")
     args = parser.parse_args()
     meta = json.load(open(args.runs))
     runs = {r["name"]: r for r in meta["runs"]}
     result = dict(meta["context"])
-    result["runs"] = [summarize_run(r) for r in meta["runs"]]
+    torch_targets = {line.strip() for line in open(args.torch_targets) if line.strip()}
+    result["torch_importing_targets"] = sorted(torch_targets)
+    result["runs"] = [summarize_run(r, torch_targets) for r in meta["runs"]]
     ref = read_sums(runs["local"]["sums"])
     result["outputs_identical_to_local"] = {
         name: read_sums(r["sums"]) == ref for name, r in runs.items() if name != "local"
@@ -102,6 +109,9 @@ def main():
         "every TritonCompile ran remotely (cold, bare worker)": all(
             c["triton_compile"]["by_runner"] == {"remote": c["triton_compile"]["actions"]}
             and c["triton_compile"]["actions"] > 0 for c in colds),
+        "torch-importing kernels: every TritonCompile ran remotely (cold, bare worker)": bool(torch_targets) and all(
+            c["triton_compile"]["torch_importing_by_runner"].get("remote", 0) > 0
+            and set(c["triton_compile"]["torch_importing_by_runner"]) == {"remote"} for c in colds),
         "no failed action in any run": all(not r["failed_spawns"] for r in result["runs"]),
         "second checkout: 100% remote cache hits":
             set(by["second_checkout"]["spawns_by_runner"]) <= {"remote cache hit"},
@@ -129,17 +139,21 @@ def main():
             result["archive"]["files"], result["archive"]["archive_bytes"] / 2**20,
             result["archive"]["unpacked_bytes"] / 2**20, ", ".join(result["archive"]["distributions"])),
         "",
-        "| run | wall s | load avg before | spawns by runner | TritonCompile (by runner) | inputs / TritonCompile | input MiB / TritonCompile | TritonCompile command s (median) |",
-        "|---|---:|---:|---|---|---:|---:|---:|",
+        "Kernel targets whose files import torch (%d): %s." % (
+            len(result["torch_importing_targets"]), ", ".join("`%s`" % t for t in result["torch_importing_targets"])),
+        "",
+        "| run | wall s | load avg before | spawns by runner | TritonCompile (by runner) | of them torch-importing | inputs / TritonCompile | input MiB / TritonCompile | TritonCompile command s (median) |",
+        "|---|---:|---:|---|---|---|---:|---:|---:|",
     ]
     for r in result["runs"]:
         tc = r["triton_compile"]
         files = tc.get("input_files_per_action", {})
         nbytes = tc.get("input_bytes_per_action", {})
-        lines.append("| %s | %.1f | %s | %s | %d (%s) | %s | %s | %s |" % (
+        lines.append("| %s | %.1f | %s | %s | %d (%s) | %s | %s | %s | %s |" % (
             r["description"], r["wall_s"], r.get("load_before", "?"),
             ", ".join("%s %d" % kv for kv in r["spawns_by_runner"].items()),
             tc["actions"], ", ".join("%s %d" % kv for kv in tc["by_runner"].items()),
+            ", ".join("%s %d" % kv for kv in tc["torch_importing_by_runner"].items()) or "-",
             "%d-%d" % (files["min"], files["max"]) if files else "-",
             "%.1f" % (nbytes["mean"] / 2**20) if nbytes else "-",
             "%.2f" % tc["execution_wall_s_median"] if tc["execution_wall_s_median"] is not None else "-",
