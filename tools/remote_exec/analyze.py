@@ -91,9 +91,10 @@ def main():
     torch_targets = {line.strip() for line in open(args.torch_targets) if line.strip()}
     result["torch_importing_targets"] = sorted(torch_targets)
     result["runs"] = [summarize_run(r, torch_targets) for r in meta["runs"]]
-    ref = read_sums(runs["local"]["sums"])
+    # Each run against its reference (the examples' local build; the corpus' local build).
     result["outputs_identical_to_local"] = {
-        name: read_sums(r["sums"]) == ref for name, r in runs.items() if name != "local"
+        name: read_sums(r["sums"]) == read_sums(runs[r.get("reference", "local")]["sums"])
+        for name, r in runs.items() if name != r.get("reference", "local")
     }
     by = {r["name"]: r for r in result["runs"]}
     # Cold runs alternate over rounds (name_1, name_2, ...); the ratio compares medians.
@@ -113,11 +114,16 @@ def main():
             c["triton_compile"]["torch_importing_by_runner"].get("remote", 0) > 0
             and set(c["triton_compile"]["torch_importing_by_runner"]) == {"remote"} for c in colds),
         "no failed action in any run": all(not r["failed_spawns"] for r in result["runs"]),
+        **({"corpus (Liger-Kernel, imports torch): every TritonCompile ran remotely on the bare worker":
+            by["corpus_archive_bare_worker"]["triton_compile"]["actions"] > 0
+            and by["corpus_archive_bare_worker"]["triton_compile"]["by_runner"] == {
+                "remote": by["corpus_archive_bare_worker"]["triton_compile"]["actions"]}}
+           if "corpus_archive_bare_worker" in by else {}),
         "second checkout: 100% remote cache hits":
             set(by["second_checkout"]["spawns_by_runner"]) <= {"remote cache hit"},
         "clean rebuild: 100% remote cache hits":
             set(by["cached_archive"]["spawns_by_runner"]) <= {"remote cache hit"},
-        "outputs byte-identical to the local build": all(result["outputs_identical_to_local"].values()),
+        "outputs byte-identical to the local build (corpus: to its local build)": all(result["outputs_identical_to_local"].values()),
         "cold remote <= 1.2x the worker that has the interpreter":
             result["cold_ratio_archive_vs_worker_with_interpreter"] <= 1.2,
     }
