@@ -252,13 +252,20 @@ def _pyc(source_path, name):
 
 
 def _add(tar, name, data, executable):
+    """Adds bytes or an _OnDisk file (streamed); returns its size."""
     info = tarfile.TarInfo(name)
-    info.size = len(data)
     info.mtime = _MTIME
     info.mode = 0o755 if executable else 0o644
     info.uid = info.gid = 0
     info.uname = info.gname = ""
-    tar.addfile(info, io.BytesIO(data))
+    if isinstance(data, _OnDisk):
+        with open(data.path, "rb") as f:
+            info.size = os.fstat(f.fileno()).st_size
+            tar.addfile(info, f)
+    else:
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return info.size
 
 
 def _add_link(tar, name, target):
@@ -283,6 +290,13 @@ def _add_dir(tar, name):
 
 
 _SCRATCH = ""
+
+
+class _OnDisk:
+    """A file to pack, streamed into the archive when it is written."""
+
+    def __init__(self, path):
+        self.path = path
 
 
 def _installed(name):
@@ -328,7 +342,9 @@ def main():
     elves = [p for n, p in files.items() if n == "bin/python3" or n.endswith(".so") or ".so." in n]
     files.update(_shared_libs(sorted(elves)))
 
-    entries = []  # (name, bytes, executable); bytes is str for a hard link (its target's name)
+    # (name, data, executable); data: bytes (a pyc), str (a hard link: its target's name) or an
+    # _OnDisk file, read only while the archive is written (torch's environment is over 1 GB).
+    entries = []
     stored = {}  # real path -> the name it is stored under first
     for name in sorted(files):
         path = files[name]
@@ -337,11 +353,9 @@ def main():
             entries.append((name, stored[real], False))
             continue
         stored[real] = name
-        with open(path, "rb") as f:
-            data = f.read()
         executable = _is_elf(path) and not name.endswith(".so") and ".so." not in name
         executable = executable or (os.stat(path).st_mode & 0o111 != 0 and "/bin/" in "/" + name)
-        entries.append((name, data, executable))
+        entries.append((name, _OnDisk(path), executable))
         if name.endswith(".py"):
             head, base_name = os.path.split(name)
             cache_tag = sys.implementation.cache_tag
@@ -372,8 +386,7 @@ def main():
                     elif isinstance(data, str):
                         _add_link(tar, name, data)
                     else:
-                        _add(tar, name, data, executable)
-                        total += len(data)
+                        total += _add(tar, name, data, executable)
     with open(tmp_out, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
