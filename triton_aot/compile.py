@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Optional, Sequence, TextIO
 
 from absl import flags
 
-from triton_aot import abi, cli
+from triton_aot import abi, cli, environment
 from triton_aot.atomic_write import write_atomic
 from triton_aot.errors import UserError, flag_error
 from triton_aot.signature import is_tensordesc
@@ -37,6 +37,8 @@ CUDA_ONLY_FLAGS = ("out_ptx", "out_cubin", "out_sass", "embed_ptx")
 HIP_ONLY_FLAGS = ("out_amdgcn", "out_hsaco")
 # and exactly one of --kernel_path / --kernel_module
 REQUIRED_FLAGS = ("kernel_name", "signature", "grid", "target", "symbol")
+# --out_params alone: import the kernel and stop (a library's one import check)
+IMPORT_CHECK_FLAGS = ("kernel_name", "target")
 
 
 def define_flags(fv: flags.FlagValues) -> None:
@@ -87,6 +89,10 @@ def define_flags(fv: flags.FlagValues) -> None:
         s(name, None, f"Write the {name[4:]} output to this file.", flag_values=fv)
     flags.DEFINE_multi_string("import_path", [], "Extra sys.path root for imports of the "
                               "kernel file (repeatable).", flag_values=fv)
+    s("out_params", None, "Write the kernel's parameters (JSON) after importing it. Alone (no "
+      "other output), the tool only imports the kernel: the rule runs this once per library, "
+      "so an import failure is reported once, before any variant compiles.", flag_values=fv)
+    environment.define_action_flags(fv)
     b("persistent_worker", False, "Run as a Bazel persistent worker (JSON protocol); given "
       "at start-up, not per request.", flag_values=fv)
 
@@ -120,18 +126,22 @@ class ToolArgs:
     outputs: dict  # flag name -> path, only the given ones
     import_paths: tuple
     verbose: bool
+    out_params: Optional[str] = None
+    bazel_target: Optional[str] = None
+    env_fingerprint: Optional[str] = None
 
 
 def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
     """Parsed flags -> plain data, detached from absl."""
-    missing = [f"--{name}" for name in REQUIRED_FLAGS if getattr(fv, name) is None]
+    outputs = {name: getattr(fv, name) for name in OUTPUT_FLAGS if getattr(fv, name)}
+    required = IMPORT_CHECK_FLAGS if fv.out_params and not outputs else REQUIRED_FLAGS
+    missing = [f"--{name}" for name in required if getattr(fv, name) is None]
     if fv.kernel_path is None and fv.kernel_module is None:
         missing.insert(0, "--kernel_path (or --kernel_module)")
     if fv.kernel_path is not None and fv.kernel_module is not None:
         raise UserError("--kernel_module: given together with --kernel_path; pass one of them")
     if missing:
         raise UserError(f"missing required flag(s): {', '.join(missing)}")
-    outputs = {name: getattr(fv, name) for name in OUTPUT_FLAGS if getattr(fv, name)}
     return ToolArgs(
         kernel_path=fv.kernel_path, kernel_module=fv.kernel_module, kernel_name=fv.kernel_name, signature=fv.signature,
         hints=fv.hints or "", constexprs=fv.constexprs or "", grid=fv.grid,
@@ -142,7 +152,32 @@ def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
         embed_ptx=fv.embed_ptx, export_symbols=fv.export_symbols,
         template_dir=fv.template_dir or None, target=fv.target,
         symbol=fv.symbol, algo_index=fv.algo_index,
-        outputs=outputs, import_paths=tuple(fv.import_path), verbose=fv.verbose)
+        outputs=outputs, import_paths=tuple(fv.import_path), verbose=fv.verbose,
+        out_params=fv.out_params, bazel_target=fv.bazel_target,
+        env_fingerprint=fv.env_fingerprint)
+
+
+def check_import(args: ToolArgs) -> None:
+    """Imports the kernel for `args.target` and writes its parameters (--out_params)."""
+    from triton_aot import build_driver
+    from triton_aot.kernel_loader import load_kernel
+    from triton_aot.triton_adapter import hermetic_env, parse_target
+
+    target = parse_target(args.target)
+    source_flag = "--kernel_module" if args.kernel_module else "--kernel_path"
+    with hermetic_env(), build_driver.answering_for(target.backend, target.arch,
+                                                    target.warp_size, source_flag), \
+            load_kernel(args.kernel_path, args.kernel_name, args.import_paths,
+                        kernel_module=args.kernel_module,
+                        bazel_target=args.bazel_target) as kernel:
+        write_atomic(args.out_params, _params_json(kernel))
+
+
+def _params_json(kernel) -> bytes:
+    import json
+    params = [{"name": p.name, "constexpr": p.is_constexpr} for p in kernel.params]
+    record = {"kernel": kernel.name, "file": kernel.file_name, "params": params}
+    return (json.dumps(record, indent=1, sort_keys=True) + "\n").encode()
 
 
 # --------------------------------------------------------------------------- the work
@@ -157,10 +192,15 @@ def run(args: ToolArgs) -> None:
     from triton_aot.triton_adapter import (CompileOptions, check_options, compile_kernel,
                                            hermetic_env, parse_target)
 
+    if args.env_fingerprint:
+        environment.check(args.env_fingerprint)
+    if args.out_params and not args.outputs:
+        check_import(args)
+        return
     # cheap checks first: they need neither triton nor the kernel
     if not args.outputs:
         raise UserError("no output requested; pass at least one of "
-                        + ", ".join(f"--{f}" for f in OUTPUT_FLAGS))
+                        + ", ".join(f"--{f}" for f in OUTPUT_FLAGS + ("out_params",)))
     try:
         abi.check_c_identifier(args.symbol, "--symbol")
     except UserError:
@@ -186,7 +226,8 @@ def run(args: ToolArgs) -> None:
     with hermetic_env(), build_driver.answering_for(target.backend, target.arch,
                                                     target.warp_size, source_flag), \
             load_kernel(args.kernel_path, args.kernel_name, args.import_paths,
-                        kernel_module=args.kernel_module) as kernel:
+                        kernel_module=args.kernel_module,
+                        bazel_target=args.bazel_target) as kernel:
         wrappers = kernel_wrappers(kernel)
         sig = bind(entries, kernel.params, hints, constexprs, args.kernel_name,
                    defaults=decorators.param_defaults(kernel.fn),
@@ -248,7 +289,10 @@ def run(args: ToolArgs) -> None:
             files[f"out_{name}"] = text.encode()
     if "out_ttir" in args.outputs and "out_ttir" not in files:
         raise flag_error("out_ttir", "Gluon kernels have no TTIR stage", "drop --out_ttir")
-    for flag, path in args.outputs.items():
+    if args.out_params:
+        files["out_params"] = _params_json(kernel)
+    for flag, path in [*args.outputs.items()] + ([("out_params", args.out_params)]
+                                                  if args.out_params else []):
         write_atomic(path, files[flag])
 
 

@@ -80,7 +80,7 @@ def _supported(version):
 
 def _write_fingerprint(rctx, interpreter):
     """fingerprint.json (see env_fingerprint.py); re-runs this rule when the environment changes."""
-    script = rctx.path(Label("//rules/private:env_fingerprint.py"))
+    script = rctx.path(Label("//triton_aot:env_fingerprint.py"))
     result = rctx.execute([interpreter, "-I", str(script)], environment = {"PYTHONNOUSERSITE": "1"}, quiet = True)
     if result.return_code != 0:
         fail("rules_triton: computing the environment fingerprint with {} failed: {}".format(interpreter, result.stderr))

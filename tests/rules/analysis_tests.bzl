@@ -33,7 +33,17 @@ def _actions_test_impl(ctx):
     for action in actions:
         counts[action.mnemonic] = counts.get(action.mnemonic, 0) + 1
     asserts.equals(env, 8, counts.get("TritonCompile", 0), "2 algos x 2 specializations x 2 targets")
+    asserts.equals(env, 1, counts.get("TritonImport", 0), "the kernel file is imported once first")
     asserts.equals(env, 1, counts.get("TritonLink", 0))
+
+    # No variant compiles before the import check passed: an import failure is one error.
+    check = _actions(env, "TritonImport")[0]
+    params = check.outputs.to_list()
+    asserts.equals(env, ["kernel_params.json"], _basenames(params))
+    for action in _compile_actions(env):
+        asserts.true(env, params[0] in action.inputs.to_list(), "TritonCompile waits for TritonImport")
+        asserts.equals(env, ["//tests/rules:add"], _flag_values(action, "bazel_target"))
+        asserts.equals(env, 1, len(_flag_values(action, "env_fingerprint")), "checks its environment")
     asserts.equals(env, 8, counts.get("TritonSass", 0))
 
     # The library's one C file; the runtime is compiled once, by //runtime, not per library.

@@ -10,6 +10,10 @@ Run by the repository rule that defines @rules_triton_python, with the chosen in
 - "watch": absolute paths the repository rule watches, so it re-runs when the environment
   changes under it (a `pip install` of another triton rewrites the dist-info RECORD).
 
+The compile tool imports it too (`differences`): an action checks that the environment it runs
+in is the one its fingerprint input describes, so no executor can store one environment's
+cubins under another's action key.
+
 Why the RECORD file: pip writes it on install with the sha256 of every installed file
 (libtriton.so, the bundled ptxas, the Python sources), so its hash identifies the installed
 files exactly without reading ~500 MB. Environments without a RECORD (editable or conda
@@ -154,6 +158,63 @@ def fingerprint():
     }
     watch.append(os.path.realpath(sys.executable))
     return json.dumps(env, indent=1, sort_keys=True) + "\n", sorted(set(watch))
+
+
+_CURRENT = None
+
+
+def current():
+    """This process's fingerprint text, computed once (a worker's environment cannot change
+    under it: the fingerprint is in the worker's key)."""
+    global _CURRENT
+    if _CURRENT is None:
+        _CURRENT = fingerprint()[0]
+    return _CURRENT
+
+
+def _summary(env):
+    """One line naming what tells environments apart: Python, triton, ptxas."""
+    python = env.get("python", {})
+    triton = env.get("triton", {})
+    ptxas = ", ".join("%s %s" % (p.get("name"), (p.get("sha256") or "")[:12])
+                      for p in env.get("ptxas", []))
+    return "Python %s, triton %s (files %s), ptxas %s" % (
+        python.get("version"), triton.get("version"), (triton.get("files_sha256") or "-")[:12],
+        ptxas or "none")
+
+
+def differences(expected_text, actual_text):
+    """"" when the two fingerprints agree; else one line saying what differs."""
+    if expected_text == actual_text:
+        return ""
+    try:
+        expected, actual = json.loads(expected_text), json.loads(actual_text)
+    except ValueError:
+        return "the fingerprint file is not JSON"
+    if expected.get("format") != actual.get("format"):
+        return "fingerprint format %s, expected %s" % (actual.get("format"),
+                                                         expected.get("format"))
+    parts = []
+    if _summary(expected) != _summary(actual):
+        parts.append("expected %s; found %s" % (_summary(expected), _summary(actual)))
+    for key in ("absl_py",):
+        if expected.get(key) != actual.get(key):
+            parts.append("%s %s, expected %s" % (key.replace("_", "-"),
+                                                   (actual.get(key) or {}).get("version"),
+                                                   (expected.get(key) or {}).get("version")))
+    want, have = set(expected.get("packages", [])), set(actual.get("packages", []))
+    if want != have:
+        missing, extra = sorted(want - have), sorted(have - want)
+        text = []
+        if missing:
+            text.append("missing " + ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else ""))
+        if extra:
+            text.append("not expected " + ", ".join(extra[:5]) + (" ..." if len(extra) > 5 else ""))
+        parts.append("installed packages differ (%s)" % "; ".join(text))
+    if expected.get("python") != actual.get("python") and not parts:
+        parts.append("Python build %s, expected %s" % (actual.get("python"),
+                                                       expected.get("python")))
+    return "; ".join(parts) or "the fingerprints differ"
 
 
 def main():
