@@ -184,20 +184,37 @@ def _params_json(kernel) -> bytes:
 
 def run(args: ToolArgs) -> None:
     """Compiles and writes the requested outputs; raises UserError on any input problem."""
-    from triton_aot.grid import parse_grid, parse_launch_args, parse_reset_to_zero
-    from triton_aot import build_driver, decorators
-    from triton_aot.kernel_loader import kernel_wrappers, load_kernel
-    from triton_aot.signature import (bind, parse_constexprs, parse_hints, parse_signature,
-                                      with_values)
-    from triton_aot.triton_adapter import (CompileOptions, check_options, compile_kernel,
-                                           hermetic_env, parse_target)
-
     if args.env_fingerprint:
         environment.check(args.env_fingerprint)
     if args.out_params and not args.outputs:
         check_import(args)
         return
-    # cheap checks first: they need neither triton nor the kernel
+    request = _check_request(args)
+    result, kernel = _compile(request)
+    files = _output_files(request.args, result, kernel)
+    for flag, path in [*request.args.outputs.items()] + (
+            [("out_params", args.out_params)] if args.out_params else []):
+        write_atomic(path, files[flag])
+
+
+@dataclass(frozen=True)
+class _Request:
+    """A compile request whose flags passed every check that needs neither triton nor the
+    kernel (those come first, so that a wrong flag is reported fast)."""
+
+    args: ToolArgs
+    target: object  # triton_adapter.ParsedTarget
+    opts: object  # triton_adapter.CompileOptions
+    algo_targets: tuple | None
+    entries: tuple
+    hints: dict
+    constexprs: dict
+
+
+def _check_request(args: ToolArgs) -> _Request:
+    from triton_aot.signature import parse_constexprs, parse_hints, parse_signature
+    from triton_aot.triton_adapter import CompileOptions, check_options, parse_target
+
     if not args.outputs:
         raise UserError("no output requested; pass at least one of "
                         + ", ".join(f"--{f}" for f in OUTPUT_FLAGS + ("out_params",)))
@@ -217,11 +234,21 @@ def run(args: ToolArgs) -> None:
         raise flag_error("reset_to_zero", f"is CUDA only for now (target {target})",
                          "zero the output before calling a hip library, or build this algo "
                          "for cuda targets")
-    algo_targets = _algo_targets(args.algo_targets, target, parse_target)
-    entries = parse_signature(args.signature)
-    hints = parse_hints(args.hints)
-    constexprs = parse_constexprs(args.constexprs)
+    return _Request(args, target, opts, _algo_targets(args.algo_targets, target, parse_target),
+                    tuple(parse_signature(args.signature)), parse_hints(args.hints),
+                    parse_constexprs(args.constexprs))
 
+
+def _compile(request: _Request) -> tuple["_WithRecord", object]:
+    """Imports the kernel (for the target), binds the signature, applies the kernel's
+    decorators, compiles; returns the compiled variant with its record, and the kernel."""
+    from triton_aot.grid import parse_grid, parse_launch_args, parse_reset_to_zero
+    from triton_aot import build_driver, decorators
+    from triton_aot.kernel_loader import kernel_wrappers, load_kernel
+    from triton_aot.signature import bind, with_values
+    from triton_aot.triton_adapter import check_options, compile_kernel, hermetic_env
+
+    args, target, opts = request.args, request.target, request.opts
     source_flag = "--kernel_module" if args.kernel_module else "--kernel_path"
     with hermetic_env(), build_driver.answering_for(target.backend, target.arch,
                                                     target.warp_size, source_flag), \
@@ -229,8 +256,8 @@ def run(args: ToolArgs) -> None:
                         kernel_module=args.kernel_module,
                         bazel_target=args.bazel_target) as kernel:
         wrappers = kernel_wrappers(kernel)
-        sig = bind(entries, kernel.params, hints, constexprs, args.kernel_name,
-                   defaults=decorators.param_defaults(kernel.fn),
+        sig = bind(request.entries, kernel.params, request.hints, request.constexprs,
+                   args.kernel_name, defaults=decorators.param_defaults(kernel.fn),
                    deferred=decorators.heuristic_names(wrappers))
         _check_tensordesc_target(sig, target)
         # @triton.heuristics, for this variant: they see the launch options as in the JIT
@@ -249,7 +276,6 @@ def run(args: ToolArgs) -> None:
         heuristics = tuple(found.constexprs) + tuple(found.options)
         algo_opts = opts
         if found.options:
-            options.update(found.options)
             args = dataclasses.replace(args, **{k: v for k, v in found.options.items()})
             opts = dataclasses.replace(opts, **found.options)
             check_options(opts, target)
@@ -264,25 +290,41 @@ def run(args: ToolArgs) -> None:
                                   want_sass="out_sass" in args.outputs)
 
     record = build_record(args, kernel.file_name, target, sig, grid, compiled, launch_args,
-                          algo_targets, autotune, heuristics,
+                          request.algo_targets, autotune, heuristics,
                           algo_opts if algo_opts != opts else None, reset_to_zero)
     if target.is_hip:
         check_hsaco(record, compiled.cubin)
+    return _WithRecord(compiled, record, args), kernel
+
+
+@dataclass(frozen=True)
+class _WithRecord:
+    """A compiled variant, its record, and the flags after heuristics changed them."""
+
+    compiled: "CompiledVariant"
+    record: VariantRecord
+    args: ToolArgs
+
+
+def _output_files(args: ToolArgs, result: _WithRecord, kernel) -> dict[str, bytes]:
+    """The bytes of every output flag, by flag name."""
+    compiled, record = result.compiled, result.record
+    is_hip = record.target.backend == "hip"
     files: dict[str, bytes] = {}
     if {"out_c", "out_h"} & set(args.outputs):
-        if target.is_hip:
+        if is_hip:
             raise flag_error("out_c", "the standalone variant C is CUDA only",
                              "link hip variants with python -m triton_aot.link")
         from triton_aot import c_variant
         try:
             c_text, h_text = c_variant.render(record, compiled.cubin,
-                                              compiled.ptx if args.embed_ptx else None,
+                                              compiled.ptx if result.args.embed_ptx else None,
                                               template_dir=args.template_dir)
         except UserError as e:
             raise UserError(f"--out_c/--out_h: C generation failed: {e}") from e
         files["out_c"], files["out_h"] = c_text.encode(), h_text.encode()
     files["out_json"] = record.to_json().encode()
-    files["out_hsaco" if target.is_hip else "out_cubin"] = compiled.cubin
+    files["out_hsaco" if is_hip else "out_cubin"] = compiled.cubin
     for name in ("ptx", "ttir", "ttgir", "llir", "sass", "amdgcn"):
         text = getattr(compiled, name)
         if text is not None:
@@ -291,9 +333,7 @@ def run(args: ToolArgs) -> None:
         raise flag_error("out_ttir", "Gluon kernels have no TTIR stage", "drop --out_ttir")
     if args.out_params:
         files["out_params"] = _params_json(kernel)
-    for flag, path in [*args.outputs.items()] + ([("out_params", args.out_params)]
-                                                  if args.out_params else []):
-        write_atomic(path, files[flag])
+    return files
 
 
 def check_hsaco(record: VariantRecord, image: bytes) -> None:
