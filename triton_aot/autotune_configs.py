@@ -141,9 +141,9 @@ def render(file_name: str, kernels: Sequence[tuple[str, Any]], defs: str,
 def run(fv: flags.FlagValues) -> None:
     from pathlib import Path
     from triton_aot import decorators
-    from triton_aot.kernel_loader import kernel_wrappers, load_kernel
-    from triton_aot import build_driver
-    from triton_aot.triton_adapter import hermetic_env, parse_target
+    from triton_aot.build_env import kernel_for_target
+    from triton_aot.kernel_loader import kernel_wrappers
+    from triton_aot.triton_adapter import parse_target
 
     cli.require(fv, "kernels", "out")
     if fv.env_fingerprint:
@@ -152,7 +152,6 @@ def run(fv: flags.FlagValues) -> None:
         raise UserError("--kernel_path: give the kernel file, or --kernel_module, not both "
                         "and not neither")
     target = parse_target(fv.target)
-    source_flag = "--kernel_module" if fv.kernel_module else "--kernel_path"
     names = [n.strip() for n in fv.kernels if n.strip()]
     if not names:
         raise UserError("--kernels is empty; name the @triton.autotune kernels of --kernel_path")
@@ -161,11 +160,8 @@ def run(fv: flags.FlagValues) -> None:
     file_name = Path(fv.kernel_path).name if fv.kernel_path else fv.kernel_module
     kernels = []
     for name in names:
-        with hermetic_env(), build_driver.answering_for(target.backend, target.arch,
-                                                        target.warp_size, source_flag), \
-                load_kernel(fv.kernel_path, name, fv.import_path,
-                            kernel_module=fv.kernel_module,
-                            bazel_target=fv.bazel_target) as kernel:
+        with kernel_for_target(target, fv.kernel_path, name, fv.import_path, fv.kernel_module,
+                               fv.bazel_target) as kernel:
             tuned = decorators.autotune_configs(kernel_wrappers(kernel), name)
             if tuned is None:
                 raise UserError(f"--kernels: {name!r} in {file_name} has no @triton.autotune; "

@@ -159,18 +159,16 @@ def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
 
 def check_import(args: ToolArgs) -> None:
     """Imports the kernel for `args.target` and writes its parameters (--out_params)."""
-    from triton_aot import build_driver
-    from triton_aot.kernel_loader import load_kernel
-    from triton_aot.triton_adapter import hermetic_env, parse_target
+    from triton_aot.triton_adapter import parse_target
 
-    target = parse_target(args.target)
-    source_flag = "--kernel_module" if args.kernel_module else "--kernel_path"
-    with hermetic_env(), build_driver.answering_for(target.backend, target.arch,
-                                                    target.warp_size, source_flag), \
-            load_kernel(args.kernel_path, args.kernel_name, args.import_paths,
-                        kernel_module=args.kernel_module,
-                        bazel_target=args.bazel_target) as kernel:
+    with _kernel(args, parse_target(args.target)) as kernel:
         write_atomic(args.out_params, _params_json(kernel))
+
+
+def _kernel(args: ToolArgs, target):
+    from triton_aot.build_env import kernel_for_target
+    return kernel_for_target(target, args.kernel_path, args.kernel_name, args.import_paths,
+                             args.kernel_module, args.bazel_target)
 
 
 def _params_json(kernel) -> bytes:
@@ -243,18 +241,13 @@ def _compile(request: _Request) -> tuple["_WithRecord", object]:
     """Imports the kernel (for the target), binds the signature, applies the kernel's
     decorators, compiles; returns the compiled variant with its record, and the kernel."""
     from triton_aot.grid import parse_grid, parse_launch_args, parse_reset_to_zero
-    from triton_aot import build_driver, decorators
-    from triton_aot.kernel_loader import kernel_wrappers, load_kernel
+    from triton_aot import decorators
+    from triton_aot.kernel_loader import kernel_wrappers
     from triton_aot.signature import bind, with_values
-    from triton_aot.triton_adapter import check_options, compile_kernel, hermetic_env
+    from triton_aot.triton_adapter import check_options, compile_kernel
 
     args, target, opts = request.args, request.target, request.opts
-    source_flag = "--kernel_module" if args.kernel_module else "--kernel_path"
-    with hermetic_env(), build_driver.answering_for(target.backend, target.arch,
-                                                    target.warp_size, source_flag), \
-            load_kernel(args.kernel_path, args.kernel_name, args.import_paths,
-                        kernel_module=args.kernel_module,
-                        bazel_target=args.bazel_target) as kernel:
+    with _kernel(args, target) as kernel:
         wrappers = kernel_wrappers(kernel)
         sig = bind(request.entries, kernel.params, request.hints, request.constexprs,
                    args.kernel_name, defaults=decorators.param_defaults(kernel.fn),

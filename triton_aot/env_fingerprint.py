@@ -93,10 +93,15 @@ def _ptxas_paths(triton_dir):
     return sorted(os.path.join(bin_dir, n) for n in os.listdir(bin_dir) if n.startswith("ptxas"))
 
 
-def ptxas_fingerprint(path):
-    """Version line and sha256 of one ptxas: what turns PTX into the cubins we ship."""
+def ptxas_fingerprint(path, run=True):
+    """Version line and sha256 of one ptxas: what turns PTX into the cubins we ship.
+
+    `run=False` leaves the version line out (it follows from the binary, which the sha256
+    names): what a per-action check needs, without starting ptxas in every action."""
     with open(path, "rb") as f:
         digest = _sha256_bytes(f.read())
+    if not run:
+        return {"name": os.path.basename(path), "sha256": digest}
     try:
         out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60,
                              check=False).stdout
@@ -109,23 +114,25 @@ def ptxas_fingerprint(path):
     return {"name": os.path.basename(path), "version": version, "sha256": digest}
 
 
-def installed_packages(skip):
+def installed_packages(skip, watch_records=True):
     """Sorted "name==version" of the distributions on sys.path (first one of each name, as
     imports find them), and the RECORD files of those pip installed (watched: a pip install
-    rewrites them)."""
+    rewrites them; finding them lists every installed file, which a check need not do)."""
     seen, watch = {}, []
     for dist in metadata.distributions():
         name = (dist.metadata["Name"] or "").lower().replace("_", "-")
         if not name or name in seen or name in skip:
             continue
         seen[name] = dist.version
-        record = _record_path(dist)
+        record = _record_path(dist) if watch_records else None
         if record is not None:
             watch.append(record)
     return sorted("%s==%s" % item for item in seen.items()), watch
 
 
-def fingerprint():
+def fingerprint(for_check=False):
+    """(fingerprint text, watched paths). `for_check`: for a tool checking its own environment,
+    which needs neither the watched paths nor ptxas's version line (see `differences`)."""
     import triton  # the probe in python_env.bzl has already reported a missing triton
 
     triton_dir = os.path.dirname(os.path.realpath(triton.__file__))
@@ -135,9 +142,10 @@ def fingerprint():
                        "source": "files"}
     absl_info, absl_watch = dist_fingerprint("absl-py")
     watch += absl_watch
-    ptxas = [ptxas_fingerprint(p) for p in _ptxas_paths(triton_dir)]
+    ptxas = [ptxas_fingerprint(p, run=not for_check) for p in _ptxas_paths(triton_dir)]
     watch += [os.path.realpath(p) for p in _ptxas_paths(triton_dir)]
-    packages, package_watch = installed_packages(("triton", "absl-py"))
+    packages, package_watch = installed_packages(("triton", "absl-py"),
+                                                 watch_records=not for_check)
     watch += package_watch
     env = {
         "format": FORMAT,
@@ -164,12 +172,17 @@ _CURRENT = None
 
 
 def current():
-    """This process's fingerprint text, computed once (a worker's environment cannot change
-    under it: the fingerprint is in the worker's key)."""
+    """This process's fingerprint, computed once (a worker's environment cannot change under it:
+    the fingerprint is in the worker's key), without ptxas's version line (see `differences`)."""
     global _CURRENT
     if _CURRENT is None:
-        _CURRENT = fingerprint()[0]
+        _CURRENT = fingerprint(for_check=True)[0]
     return _CURRENT
+
+
+def _without_ptxas_versions(env):
+    return dict(env, ptxas=[{k: v for k, v in p.items() if k != "version"}
+                            for p in env.get("ptxas", [])])
 
 
 def _summary(env):
@@ -184,13 +197,19 @@ def _summary(env):
 
 
 def differences(expected_text, actual_text):
-    """"" when the two fingerprints agree; else one line saying what differs."""
+    """"" when the two fingerprints agree; else one line saying what differs.
+
+    ptxas's version lines are not compared: a ptxas is named by its sha256 (so `actual` may be
+    computed without running it)."""
     if expected_text == actual_text:
         return ""
     try:
-        expected, actual = json.loads(expected_text), json.loads(actual_text)
+        expected = _without_ptxas_versions(json.loads(expected_text))
+        actual = _without_ptxas_versions(json.loads(actual_text))
     except ValueError:
         return "the fingerprint file is not JSON"
+    if expected == actual:
+        return ""
     if expected.get("format") != actual.get("format"):
         return "fingerprint format %s, expected %s" % (actual.get("format"),
                                                          expected.get("format"))
