@@ -93,3 +93,13 @@ toolchain_probe_test = rule(
         "probe": attr.label(mandatory = True, allow_single_file = [".py"], doc = "The probe script."),
     },
 )
+
+def _hub_files_impl(ctx):
+    return [DefaultInfo(files = depset(transitive = [t[DefaultInfo].files for t in ctx.attr.srcs]))]
+
+hub_files = rule(
+    implementation = _hub_files_impl,
+    doc = "The files of `srcs`, built with the hub's toolchains (for comparisons with other builds).",
+    cfg = _hub_toolchains_transition,
+    attrs = {"srcs": attr.label_list(allow_files = True, doc = "The targets whose files to forward.")},
+)
