@@ -52,7 +52,7 @@ def _local_python_impl(rctx):
     if query.return_code != 0:
         fail("error: local_python: attribute 'interpreter': {} does not run: {}".format(python, query.stderr))
     executable, stdlib, version = query.stdout.strip().split("\n")
-    if version != rctx.attr.python_version:
+    if rctx.attr.python_version and version != rctx.attr.python_version:
         fail("error: local_python: attribute 'python_version': {} is Python {}, not {}; the pip hub's wheels are for {}".format(
             python,
             version,
@@ -77,8 +77,7 @@ local_python = repository_rule(
             doc = "The installed interpreter to copy: a name on PATH or an absolute path.",
         ),
         "python_version": attr.string(
-            mandatory = True,
-            doc = "Its major.minor version, checked: the pip hub's wheels must match it.",
+            doc = "Its major.minor version, checked when given.",
         ),
     },
 )
