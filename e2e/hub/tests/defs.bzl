@@ -81,7 +81,8 @@ def _toolchain_probe_test_impl(ctx):
         content = '#!/bin/sh\nexec cat "${{RUNFILES_DIR:-${{TEST_SRCDIR:-$0.runfiles}}}}/{}"\n'.format(_rlocation(ctx, report)),
         is_executable = True,
     )
-    return [DefaultInfo(executable = launcher, runfiles = ctx.runfiles(files = [report]))]
+    compiled = depset(transitive = [t[DefaultInfo].files for t in ctx.attr.compiled])
+    return [DefaultInfo(executable = launcher, runfiles = ctx.runfiles(files = [report], transitive_files = compiled))]
 
 toolchain_probe_test = rule(
     implementation = _toolchain_probe_test_impl,
@@ -90,6 +91,7 @@ toolchain_probe_test = rule(
     test = True,
     toolchains = [_TRITON_TOOLCHAIN],
     attrs = {
+        "compiled": attr.label_list(doc = "Kernel libraries that must build with the toolchain (their files become runfiles)."),
         "probe": attr.label(mandatory = True, allow_single_file = [".py"], doc = "The probe script."),
     },
 )
