@@ -53,10 +53,10 @@ _TRITON_TOOLCHAIN = "@rules_triton//toolchains:toolchain_type"
 def _toolchain_probe_test_impl(ctx):
     info = ctx.toolchains[_TRITON_TOOLCHAIN].triton
     if info.interpreter == None:
-        fail("error: the resolved Triton toolchain runs {}, an interpreter outside the build; the hub toolchain was not selected".format(info.interpreter_path))
+        fail("{}: the resolved Triton toolchain runs {}, an interpreter outside the build: the hub's toolchain was not selected (is //toolchains:triton_toolchain registered?)".format(ctx.label, info.interpreter_path))
     cuda_h = [h for h in info.cuda_headers.compilation_context.headers.to_list() if h.basename == "cuda.h"]
     if len(cuda_h) != 1 or not cuda_h[0].path.endswith("site-packages/triton/backends/nvidia/include/cuda.h"):
-        fail("error: the resolved Triton toolchain's cuda.h is {}, not the hub triton wheel's".format([h.path for h in cuda_h]))
+        fail("{}: the resolved Triton toolchain's cuda.h is {}, not the hub triton wheel's".format(ctx.label, [h.path for h in cuda_h]))
 
     # The probe runs as every Triton action does: the toolchain's interpreter, its PYTHONPATH and
     # its inputs only, in a sandbox; it fails the build when anything comes from elsewhere.
