@@ -8,7 +8,8 @@ hold is what python-build-standalone does not hold either: glibc, and here the f
 libraries Debian's build links (libz, libexpat, and for some stdlib extensions libffi, libssl).
 The interpreter is copied, not linked, so that its prefix is this repository: CPython finds its
 standard library next to the binary, and the installation's site and dist-packages folders
-(Debian's torch, for one) are not on its path.
+(Debian's torch, for one) are not on its path. A CPython built with a shared libpython (pyenv's,
+for one) still loads that library from its installation, through the binary's RUNPATH.
 """
 
 _QUERY = """\
