@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 
 from absl import flags
 
-from triton_aot import abi, c_library, cli, tuning
+from triton_aot import abi, c_library, cli, targets, tuning
 from triton_aot.c_library import Algo, LibraryPlan, TargetSlot, TunedDispatch, Variant
 from triton_aot.c_parts import Image
 from triton_aot.errors import UserError
@@ -159,11 +159,6 @@ def _algo_info(members: list[Variant]) -> str:
     return f"{info} heuristics per variant: {','.join(members[0].record.heuristics)}"
 
 
-def _tname(arch: int | str) -> str:
-    """sm_90 for a CUDA arch, gfx942 for an AMD one."""
-    return arch if isinstance(arch, str) else f"sm_{arch}"
-
-
 def _declared_archs(members: list[Variant], archs: list) -> set | None:
     """The archs an algo is restricted to (its variants' algo_targets), None when unrestricted.
     Every variant of the algo must declare the same restriction, and each declared target must
@@ -202,12 +197,12 @@ def _check_targets_complete(per_target: dict[int, dict[tuple, Variant]],
             continue  # a declared restriction: the dispatcher returns NO_BINARY_FOR_GPU there
         if not slot:
             example = members[0]
-            raise UserError(f"algo {example.record.algo_info()!r} has no variant for {_tname(arch)} "
+            raise UserError(f"algo {example.record.algo_info()!r} has no variant for {targets.arch_name(arch)} "
                             f"({example.label} is its {example.record.target.name} variant); "
                             "compile every algo for every target")
         for hints, v in all_hints.items():
             if hints not in slot:
-                raise UserError(f"{v.label} has no {_tname(arch)} counterpart with the same hints "
+                raise UserError(f"{v.label} has no {targets.arch_name(arch)} counterpart with the same hints "
                                 f"(algo {v.record.algo_info()!r}); compile every "
                                 "specialization for every target")
 
@@ -352,7 +347,7 @@ def build_plan(variants: Sequence[Variant], name: str, header: str,
             with_ptx = [v for v in vs if v.ptx is not None]
             without = [v for v in vs if v.ptx is None]
             if with_ptx and without:
-                raise UserError(f"sm_{arch} mixes PTX and no PTX: {with_ptx[0].label} embeds PTX "
+                raise UserError(f"{targets.arch_name(arch)} mixes PTX and no PTX: {with_ptx[0].label} embeds PTX "
                                 f"but {without[0].label} does not; compile all of a target's "
                                 "variants with or without --embed_ptx")
             has_ptx = bool(with_ptx)

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from triton_aot import abi, c_syntax, signature
+from triton_aot import abi, c_syntax, signature, targets
 from triton_aot.errors import UserError
 
 FORMAT = "rules_triton.variant.v2"
@@ -45,7 +45,7 @@ class Target:
 
     @property
     def name(self) -> str:
-        return self.arch if self.backend == "hip" else f"sm_{self.arch}"
+        return targets.arch_name(self.arch)
 
     @property
     def is_hip(self) -> bool:

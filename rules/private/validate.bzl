@@ -5,6 +5,7 @@ The compile tool checks everything again against the kernel itself (names, types
 these checks catch what can be known without Python, before any action runs.
 """
 
+load(":targets.bzl", "ARCH_SPECIFIC_FROM", "CUDA_ARCHS", "HIP_ARCHS")
 load(":triton_types.bzl", "FP8_TYPES", "LITERAL_NAMES", "SCALAR_TYPES", "TENSORDESC_DTYPES", "TENSORDESC_MAX_RANK", "TYPE_ALIASES")
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
@@ -174,6 +175,18 @@ def _check_hip_target(label, attr, target, arch):
             ok = False
     if not ok:
         _err(label, attr, "'{}' is not a target; write \"hip:gfx<arch>\", e.g. \"hip:gfx90a\" or \"hip:gfx942\"".format(target))
+    if arch not in HIP_ARCHS:
+        _err(label, attr, "'{}': triton compiles no {}; use one of {}".format(target, arch, ", ".join(["hip:" + a for a in HIP_ARCHS])))
+
+def _check_cuda_arch(label, attr, target, sm):
+    """Refuses an SM that no supported triton compiles (triton_aot/targets.py's table).
+
+    Which of them the installed triton compiles, the compile tool checks.
+    """
+    if sm < CUDA_ARCHS[0]:
+        _err(label, attr, "'{}': no supported triton compiles for sm_{}; the oldest is sm_{}: use cuda:{} or newer".format(target, sm, CUDA_ARCHS[0], CUDA_ARCHS[0]))
+    if sm not in CUDA_ARCHS:
+        _err(label, attr, "'{}': no supported triton compiles for sm_{}; use one of {}".format(target, sm, ", ".join(["cuda:{}".format(a) for a in CUDA_ARCHS])))
 
 def check_targets(label, attr, targets):
     """Checks the GPU targets ("cuda:80", "hip:gfx942", ...): all of one backend.
@@ -200,9 +213,8 @@ def check_targets(label, attr, targets):
             if len(parts) != 2 or parts[0] != "cuda" or not digits or not digits.isdigit():
                 _err(label, attr, "'{}' is not a target; write \"cuda:<sm>\" (e.g. \"cuda:90\") or \"hip:gfx<arch>\" (e.g. \"hip:gfx942\")".format(target))
             if arch.endswith("a"):
-                _err(label, attr, "'{}': write \"cuda:{}\"; Triton already compiles sm_90 and newer for the arch-specific sm_{}a".format(target, digits, digits))
-            if int(digits) < 75:
-                _err(label, attr, "'{}': Triton 3.6 supports sm_75 and newer".format(target))
+                _err(label, attr, "'{}': write \"cuda:{}\"; Triton already compiles sm_{} and newer for the arch-specific sm_{}a".format(target, digits, ARCH_SPECIFIC_FROM, digits))
+            _check_cuda_arch(label, attr, target, int(digits))
         if target in seen:
             _err(label, attr, "'{}' is listed twice".format(target))
         if parts[0] != targets[0].split(":")[0]:

@@ -24,6 +24,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from triton_aot import targets
+
+# The target cases follow the targets table (triton_aot/targets.py), as the rule and the tool do.
+OLDEST_SM = targets.CUDA_ARCHS[0]
+TOO_OLD_SM = OLDEST_SM - 10  # older than any supported triton compiles for
+NO_TRITON_SM = 99  # newer than any supported triton compiles for
+assert TOO_OLD_SM not in targets.CUDA_ARCHS and NO_TRITON_SM not in targets.CUDA_ARCHS
+NO_TRITON_GFX = "gfx908"  # an AMD arch (CDNA1) triton does not compile for
+assert NO_TRITON_GFX not in targets.HIP_ARCHS
+
 LAYERS = ("rule attribute", "compile flag", "link flag", "signature", "grid", "kernel",
           "link input", "launch call")
 TOOLS = ("compile", "link", "rule", "runtime")
@@ -223,9 +233,15 @@ COMPILE_CASES = [
          ("--target: 'sm_90' is not a CUDA target",), ("write cuda:SM, e.g. cuda:80",),
          flags={"target": "sm_90"}),
     Case("target_unsupported", "compile flag", "compile",
-         "`--target=cuda:99` (no ptxas support)",
-         ("--target: 'cuda:99'", "cannot compile for sm_99"), ("use one of cuda:70",),
-         flags={"target": "cuda:99"}),
+         f"`--target=cuda:{NO_TRITON_SM}` (no ptxas support)",
+         (f"--target: 'cuda:{NO_TRITON_SM}'", f"cannot compile for sm_{NO_TRITON_SM}"),
+         (f"use one of cuda:{OLDEST_SM}",),
+         flags={"target": f"cuda:{NO_TRITON_SM}"}),
+    Case("target_too_old", "compile flag", "compile",
+         f"`--target=cuda:{TOO_OLD_SM}` (older than any supported triton compiles for)",
+         (f"--target: 'cuda:{TOO_OLD_SM}': no supported triton compiles for sm_{TOO_OLD_SM}",),
+         (f"use cuda:{OLDEST_SM} or newer",),
+         flags={"target": f"cuda:{TOO_OLD_SM}"}),
     Case("num_warps_not_pow2", "compile flag", "compile",
          "`--num_warps=3`",
          ("--num_warps: 3 is not a power of two",), ("use e.g. 4 or 8",),
@@ -888,10 +904,22 @@ RULE_CASES += [
          ("attribute 'targets': 'sm_90' is not a target",), ('write "cuda:<sm>"',),
          attrs='targets = ["sm_90"]'),
     Case("rule_targets_too_old", "rule attribute", "rule",
-         "`targets = [\"cuda:70\"]` (older than Triton 3.6 supports)",
-         ("attribute 'targets': 'cuda:70': Triton 3.6 supports sm_75 and newer",),
-         ("sm_75 and newer",),
-         attrs='targets = ["cuda:70"]'),
+         f"`targets = [\"cuda:{TOO_OLD_SM}\"]` (older than any supported triton compiles for)",
+         (f"attribute 'targets': 'cuda:{TOO_OLD_SM}': no supported triton compiles for "
+          f"sm_{TOO_OLD_SM}",),
+         (f"use cuda:{OLDEST_SM} or newer",),
+         attrs=f'targets = ["cuda:{TOO_OLD_SM}"]'),
+    Case("rule_targets_no_triton", "rule attribute", "rule",
+         f"`targets = [\"cuda:{NO_TRITON_SM}\"]` (no supported triton compiles for it)",
+         (f"attribute 'targets': 'cuda:{NO_TRITON_SM}': no supported triton compiles for "
+          f"sm_{NO_TRITON_SM}",),
+         (f"use one of cuda:{OLDEST_SM}",),
+         attrs=f'targets = ["cuda:{NO_TRITON_SM}"]'),
+    Case("rule_targets_hip_no_triton", "rule attribute", "rule",
+         f"`targets = [\"hip:{NO_TRITON_GFX}\"]` (an AMD arch triton does not compile for)",
+         (f"attribute 'targets': 'hip:{NO_TRITON_GFX}': triton compiles no {NO_TRITON_GFX}",),
+         (f"use one of hip:{targets.HIP_ARCHS[0]}",),
+         attrs=f'targets = ["hip:{NO_TRITON_GFX}"]'),
     Case("rule_targets_duplicate", "rule attribute", "rule",
          "`targets = [\"cuda:90\", \"cuda:90\"]`",
          ("attribute 'targets': 'cuda:90' is listed twice",), ("listed twice",),

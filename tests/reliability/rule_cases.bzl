@@ -158,8 +158,18 @@ RULE_CASES = [
     ),
     struct(
         id = "rule_targets_too_old",
-        attrs = dict(targets = ["cuda:70"]),
-        expected = ["attribute 'targets': 'cuda:70': Triton 3.6 supports sm_75 and newer", "sm_75 and newer"],
+        attrs = dict(targets = ["cuda:60"]),
+        expected = ["attribute 'targets': 'cuda:60': no supported triton compiles for sm_60", "use cuda:70 or newer"],
+    ),
+    struct(
+        id = "rule_targets_no_triton",
+        attrs = dict(targets = ["cuda:99"]),
+        expected = ["attribute 'targets': 'cuda:99': no supported triton compiles for sm_99", "use one of cuda:70"],
+    ),
+    struct(
+        id = "rule_targets_hip_no_triton",
+        attrs = dict(targets = ["hip:gfx908"]),
+        expected = ["attribute 'targets': 'hip:gfx908': triton compiles no gfx908", "use one of hip:gfx90a"],
     ),
     struct(
         id = "rule_targets_duplicate",

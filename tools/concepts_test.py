@@ -1,0 +1,72 @@
+"""The generated copies of the concept tables are current, and one edit of a table reaches the
+rule, the tool and the docs together (tools/gen_concepts.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+# The runfiles root: tools/, triton_aot/, rules/private/ and README.md as the test's data.
+REPO = Path(os.path.abspath(__file__)).parents[1]
+sys.path.insert(0, str(REPO / "tools"))
+
+import gen_concepts  # noqa: E402
+from triton_aot import targets, triton_adapter  # noqa: E402
+from triton_aot.errors import UserError  # noqa: E402
+
+
+def test_generated_copies_are_current():
+    stale = gen_concepts.stale(REPO)
+    assert not stale, (f"{', '.join(stale)} differ from triton_aot's tables: run "
+                       "python3 tools/gen_concepts.py and commit the result")
+
+
+def _edited_targets(monkeypatch):
+    """triton_aot/targets.py with one edit: triton 3.9 also compiles sm_88."""
+    source = (REPO / "triton_aot" / "targets.py").read_text()
+    old = "(3, 9): (70, 72, 75, 80, 86, 87, 89,"
+    assert source.count(old) == 1
+    spec = importlib.util.spec_from_loader("triton_aot.targets", loader=None)
+    module = importlib.util.module_from_spec(spec)
+    exec(compile(source.replace(old, "(3, 9): (70, 72, 75, 80, 86, 87, 88, 89,"),
+                 "targets.py", "exec"), module.__dict__)
+    monkeypatch.setattr(gen_concepts, "targets", module)
+    monkeypatch.setattr(triton_adapter, "targets", module)
+    monkeypatch.setattr(triton_adapter, "installed_triton_version", lambda: "3.9.0")
+    return module
+
+
+def test_one_table_edit_changes_the_rule_the_tool_and_the_docs(monkeypatch):
+    with pytest.raises(UserError, match="cannot compile for sm_88"):
+        triton_adapter.parse_target("cuda:88")
+    _edited_targets(monkeypatch)
+    # the tool
+    assert triton_adapter.parse_target("cuda:88").arch == 88
+    # the rule: validate.bzl reads CUDA_ARCHS from the generated targets.bzl, which now differs
+    # from the committed one, so test_generated_copies_are_current fails until it is regenerated
+    bzl = gen_concepts.targets_bzl()
+    assert '"3.9": [70, 72, 75, 80, 86, 87, 88, 89,' in bzl
+    assert bzl != (REPO / "rules/private/targets.bzl").read_text()
+    # the docs: the README table, likewise
+    table = gen_concepts.readme_targets_table()
+    assert "| cuda:88 | no | no | no | no | yes |" in table
+    assert table not in (REPO / "README.md").read_text()
+    assert set(gen_concepts.stale(REPO)) >= {"rules/private/targets.bzl", "README.md"}
+
+
+def test_cuda_70_is_accepted_by_the_tool_for_every_release():
+    for version in targets.CUDA_ARCHS_BY_TRITON:
+        assert {70, 72} <= targets.cuda_archs(f"{version[0]}.{version[1]}.0")
+    assert targets.CUDA_ARCHS[0] == 70
+
+
+def test_ptx_fallback_arch_is_portable():
+    assert targets.ptx_fallback_arch([80, 90, 100, 120]) == 80
+    assert targets.ptx_fallback_arch([75, 86]) == 75
+    assert targets.ptx_fallback_arch([90, 100]) is None
+    for arch in (80, 86, 89):
+        assert all(targets.ptx_runs_on(arch, sm) for sm in targets.CUDA_ARCHS if sm >= arch)

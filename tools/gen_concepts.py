@@ -1,0 +1,172 @@
+"""Writes the generated copies of rules_triton's concept tables.
+
+    python3 tools/gen_concepts.py           # rewrites every generated file in the checkout
+    python3 tools/gen_concepts.py --check   # exit 1 naming each stale file (what the test does)
+
+Each concept is defined once, in the Python module named after it; the rule's Starlark cannot
+import Python, and the README cannot either, so they get generated copies:
+
+  triton_aot/targets.py        -> rules/private/targets.bzl, README.md "GPU targets" table
+
+//tools:concepts_current_test fails when a committed copy differs from what this renders, so an
+edit of a table reaches the rule, the tool and the docs together. Needs no triton: the modules
+are pure Python.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+# Run from a checkout (`python3 tools/gen_concepts.py`) or from Bazel runfiles, where
+# triton_aot sits next to tools/ too.
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from triton_aot import targets  # noqa: E402
+
+_GENERATED = "Generated from {src} by tools/gen_concepts.py: do not edit.\n" \
+             "//tools:concepts_current_test fails when this file is stale."
+
+
+def _header(doc: str, src: str) -> str:
+    return f'"""{doc}\n\n{_GENERATED.format(src=src)}\n"""\n'
+
+
+def _star(value) -> str:
+    """A Starlark literal of a str / int / bool / None / list / dict (Python's spelling is
+    Starlark's for these, but for the constants)."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if value is None:
+        return "None"
+    if isinstance(value, str):
+        assert '"' not in value and "\\" not in value, value
+        return f'"{value}"'
+    if isinstance(value, int):
+        return str(value)
+    raise TypeError(value)
+
+
+def _assign(name: str, doc: str, value) -> str:
+    """`# doc\nNAME = value`, lists and dicts one element a line (buildifier's layout)."""
+    if isinstance(value, (list, tuple)):
+        body = "".join(f"    {_star(v)},\n" for v in value)
+        text = f"[\n{body}]" if value else "[]"
+    elif isinstance(value, dict):
+        lines = []
+        for k, v in value.items():
+            if isinstance(v, (list, tuple)):
+                lines.append(f"    {_star(k)}: [{', '.join(_star(x) for x in v)}],\n")
+            elif isinstance(v, dict):
+                inner = "".join(f"        {_star(a)}: {_star(b)},\n" for a, b in v.items())
+                lines.append(f"    {_star(k)}: {{\n{inner}    }},\n")
+            else:
+                lines.append(f"    {_star(k)}: {_star(v)},\n")
+        text = f"{{\n{''.join(lines)}}}" if value else "{}"
+    else:
+        text = _star(value)
+    return f"# {doc}\n{name} = {text}\n"
+
+
+# ----------------------------------------------------------------------------- targets
+
+def targets_bzl() -> str:
+    by_version = {f"{k[0]}.{k[1]}": list(v) for k, v in sorted(targets.CUDA_ARCHS_BY_TRITON.items())}
+    return "\n".join([
+        _header("GPU targets each supported triton compiles for, for the analysis-time checks in "
+                "validate.bzl.", "triton_aot/targets.py"),
+        _assign("CUDA_ARCHS_BY_TRITON", "SMs each triton release (\"3.6\") compiles for.",
+                by_version),
+        _assign("CUDA_ARCHS", "Every SM some supported triton compiles for, ascending.",
+                list(targets.CUDA_ARCHS)),
+        _assign("ARCH_SPECIFIC_FROM", "Triton compiles this SM and newer arch-specific "
+                "(sm_90a): those cubins and PTX serve their own SM only.",
+                targets.ARCH_SPECIFIC_FROM),
+        _assign("HIP_ARCHS", "AMD archs triton compiles for.", list(targets.HIP_ARCHS)),
+    ])
+
+
+# README.md's "GPU targets" table sits between these lines.
+README_BEGIN = "<!-- GPU targets table: generated from triton_aot/targets.py by tools/gen_concepts.py -->"
+README_END = "<!-- end of the generated GPU targets table -->"
+# The GPU the README's run columns describe: the one tests/gpu_ptx and tests/gpu ran on.
+_RUN_SM = 90
+
+
+def _run_columns(arch: int) -> tuple[str, str]:
+    cubin = "yes" if targets.cubin_runs_on(arch, _RUN_SM) else "no"
+    if arch == _RUN_SM:
+        ptx = "not needed (the cubin runs)"
+    elif targets.ptx_runs_on(arch, _RUN_SM):
+        ptx = "yes: the driver JIT-compiles it"
+    else:
+        ptx = "no (arch-specific PTX)"
+    return cubin, ptx
+
+
+def readme_targets_table() -> str:
+    versions = sorted(targets.CUDA_ARCHS_BY_TRITON)
+    rows: dict[tuple, list[int]] = {}
+    for arch in targets.CUDA_ARCHS:
+        cells = tuple("yes" if arch in targets.CUDA_ARCHS_BY_TRITON[v] else "no" for v in versions)
+        portable = "portable" if arch < targets.ARCH_SPECIFIC_FROM else "arch-specific"
+        key = (cells, portable) + _run_columns(arch) + (targets.NOTES.get(arch, ""),)
+        rows.setdefault(key, []).append(arch)
+    head = (["target", *(f"{v[0]}.{v[1]}" for v in versions), "cubin and PTX",
+             f"cubin runs on an H100 (sm_{_RUN_SM})",
+             f"its PTX (`embed_ptx`) runs on an H100 (sm_{_RUN_SM})", "note"])
+    lines = [README_BEGIN, "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for key, archs in sorted(rows.items(), key=lambda kv: kv[1][0]):
+        cells, portable, cubin, ptx, note = key
+        names = "cuda:" + ", ".join(str(a) for a in archs)
+        spelled = ", ".join(f"`{targets.ptx_arch_name(a)}`" for a in archs[:2])
+        spelled += ", ..." if len(archs) > 2 else ""
+        lines.append("| " + " | ".join([names, *cells, f"{spelled} ({portable})", cubin, ptx,
+                                        note or "-"]) + " |")
+    lines.append(README_END)
+    return "\n".join(lines) + "\n"
+
+
+def readme_with_table(readme: str) -> str:
+    start, end = readme.index(README_BEGIN), readme.index(README_END) + len(README_END) + 1
+    return readme[:start] + readme_targets_table() + readme[end:]
+
+
+# ----------------------------------------------------------------------------- files
+
+def outputs(repo: Path) -> dict[str, str]:
+    """Each generated file's path (relative to the repository) -> the text it must have."""
+    readme = (repo / "README.md").read_text()
+    return {
+        "rules/private/targets.bzl": targets_bzl(),
+        "README.md": readme_with_table(readme),
+    }
+
+
+def stale(repo: Path) -> list[str]:
+    result = []
+    for rel, text in outputs(repo).items():
+        path = repo / rel
+        if not path.exists() or path.read_text() != text:
+            result.append(rel)
+    return result
+
+
+def main(argv: list[str]) -> int:
+    repo = Path(os.path.abspath(__file__)).parents[1]
+    if "--check" in argv:
+        names = stale(repo)
+        for rel in names:
+            print(f"error: {rel} is stale: run python3 tools/gen_concepts.py")
+        return 1 if names else 0
+    for rel, text in outputs(repo).items():
+        path = repo / rel
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+            print(f"wrote {rel}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
