@@ -115,7 +115,7 @@ def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots,
       kernel_file: the .py File that defines the kernel, or None for `kernel_module`.
       kernel_inputs: depset of the Python files the kernel imports.
       import_roots: list of sys.path roots (execroot-relative) for the kernel module.
-      variant: struct(symbol, algo, algo_index, hints, target, highest_target, launch_args).
+      variant: struct(symbol, algo, algo_index, hints, target, embed_ptx, launch_args).
       worker: whether to run in a persistent worker.
 
     Returns:
@@ -157,7 +157,7 @@ def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots,
         args.add("--launch_pdl")
     if algo["launch_cooperative_grid"]:
         args.add("--launch_cooperative_grid")
-    if ctx.attr.embed_ptx and variant.highest_target:
+    if variant.embed_ptx:
         args.add("--embed_ptx")
     args.add(variant.target, format = "--target=%s")
     args.add(variant.symbol, format = "--symbol=%s")

@@ -223,6 +223,28 @@ def check_targets(label, attr, targets):
         archs.append(arch)
     return archs
 
+def ptx_fallback_arch(label, targets, archs):
+    """The target whose PTX an `embed_ptx` library embeds: the lowest portable one.
+
+    The driver JIT-compiles that PTX for every later GPU; the PTX of sm_90 and newer is
+    arch-specific (sm_90a) and serves no GPU but its own (triton_aot/targets.py
+    ptx_fallback_arch says the same).
+
+    Args:
+      label: the target's label (for messages).
+      targets: list of target strings (checked by `check_targets`).
+      archs: their archs.
+
+    Returns:
+      The arch (a string, as in `archs`) whose variants embed their PTX.
+    """
+    if targets[0].startswith("hip:"):
+        _err(label, "embed_ptx", "is CUDA only, but the library targets '{}'; drop embed_ptx for hip libraries".format(targets[0]))
+    portable = [int(a) for a in archs if int(a) < ARCH_SPECIFIC_FROM]
+    if not portable:
+        _err(label, "embed_ptx", "every target is cuda:{} or newer, whose PTX Triton writes arch-specific (sm_{}a) and no other GPU can JIT-compile; add a target below cuda:{} to carry the PTX (e.g. \"cuda:80\"), or drop embed_ptx".format(ARCH_SPECIFIC_FROM, ARCH_SPECIFIC_FROM, ARCH_SPECIFIC_FROM))
+    return str(min(portable))
+
 def check_specializations(label, specializations):
     """Checks and normalises the hint sets (sorted tokens, one space apart).
 

@@ -172,6 +172,11 @@ RULE_CASES = [
         expected = ["attribute 'targets': 'hip:gfx908': triton compiles no gfx908", "use one of hip:gfx90a"],
     ),
     struct(
+        id = "rule_embed_ptx_arch_specific_only",
+        attrs = dict(embed_ptx = True, targets = ["cuda:90"]),
+        expected = ["attribute 'embed_ptx': every target is cuda:90 or newer", "add a target below cuda:90 to carry the PTX"],
+    ),
+    struct(
         id = "rule_targets_duplicate",
         attrs = dict(targets = ["cuda:90", "cuda:90"]),
         expected = ["attribute 'targets': 'cuda:90' is listed twice", "listed twice"],
