@@ -8,11 +8,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from triton_aot import c_parts, c_syntax, targets, tuning
+from triton_aot import c_parts, c_syntax, tuning
 from triton_aot.c_parts import Image
 from triton_aot.c_render import Templates
 from triton_aot.c_syntax import CCode
 from triton_aot.errors import UserError
+from triton_aot.targets import arch_name
 from triton_aot.variant import VariantRecord
 
 STATIC = CCode("static ")
@@ -258,16 +259,16 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
 
     target_lines, algo_lines = [], []
     for target in plan.targets:
-        target_lines.append(f" *   {targets.arch_name(target.arch)}"
+        target_lines.append(f" *   {arch_name(target.arch)}"
                             f"{' (+PTX fallback)' if target.has_ptx else ''}\n")
     for ai, algo in enumerate(plan.algos):
         algo_lines.append(f" *   {ai}: {c_syntax.comment(algo.info)}\n")
         for target, variants in zip(plan.targets, algo.variants):
             if not variants:
-                algo_lines.append(f" *       {targets.arch_name(target.arch)}  (none: this algo is not "
+                algo_lines.append(f" *       {arch_name(target.arch)}  (none: this algo is not "
                                   "compiled for it; returns the no-binary error)\n")
             for v in variants:
-                algo_lines.append(f" *       {targets.arch_name(target.arch)}  {v.record.symbol}  "
+                algo_lines.append(f" *       {arch_name(target.arch)}  {v.record.symbol}  "
                                   f"{c_syntax.comment(v.record.hint_summary())}\n")
 
     tuned_c, tuned_h, tuned_lines = _render_tuned(t, plan, name, params, call_args)

@@ -30,8 +30,9 @@ from typing import Sequence, Union
 
 from triton_aot import abi
 from triton_aot.errors import UserError
-from triton_aot.signature import (INT_TYPES, BoundSignature, is_tensordesc, parse_tensordesc,
+from triton_aot.signature import (BoundSignature, is_tensordesc, parse_tensordesc,
                                   tensordesc_c_names)
+from triton_aot.triton_types import INT_TYPES
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 MAX_DEPTH = 32  # nesting limit: keeps the recursive parser far from Python's stack limit
@@ -410,7 +411,7 @@ def parse_launch_args(text: str, sig: BoundSignature) -> tuple[LaunchArg, ...]:
         name, ty = m.group(1), m.group(2)
         if ty not in INT_TYPES:
             raise UserError(f"--launch_args: {name!r} has type {ty!r}; launch arguments are "
-                            f"integers: use one of {', '.join(sorted(INT_TYPES))}")
+                            f"integers: use one of {', '.join(INT_TYPES)}")
         try:
             abi.check_c_parameter_name(name)
         except UserError:

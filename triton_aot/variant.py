@@ -18,16 +18,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from triton_aot import abi, c_syntax, signature, targets
+from triton_aot import abi, c_syntax, signature
 from triton_aot.errors import UserError
+from triton_aot.targets import arch_name
+from triton_aot.triton_types import INT_TYPES
 
 FORMAT = "rules_triton.variant.v2"
 
 JsonValue = Union[int, float, bool, str, None]
-
-# Integer types that take the :16 / :1 hints (bools and floats take none).
-HINTABLE_INTS = frozenset(("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"))
-
 
 class RecordError(UserError):
     """A record the tools cannot use; the message names the field."""
@@ -45,7 +43,7 @@ class Target:
 
     @property
     def name(self) -> str:
-        return targets.arch_name(self.arch)
+        return arch_name(self.arch)
 
     @property
     def is_hip(self) -> bool:
@@ -483,8 +481,8 @@ def _arg(i: int, a: Any) -> Arg:
                           f"type {ctype!r} for {ty}")
     hint = a.get("hint")
     if hint is not None:
-        if not ((hint == 16 and (ty.startswith("*") or ty in HINTABLE_INTS)) or
-                (hint == 1 and ty in HINTABLE_INTS)) or isinstance(hint, bool):
+        if not ((hint == 16 and (ty.startswith("*") or ty in INT_TYPES)) or
+                (hint == 1 and ty in INT_TYPES)) or isinstance(hint, bool):
             raise RecordError(f"argument {name!r}: hint {hint!r} is not valid for type {ty} "
                               "(pointers take :16, integers :16 or :1)")
     return Arg(name, ty, hint)
@@ -535,7 +533,7 @@ def _launch_args(value: Any, args: tuple[Arg, ...]) -> tuple[Arg, ...]:
             raise RecordError(f"launch_args[{i}] is not an object with 'name', 'type', 'ctype'")
         name, ty = a["name"], a.get("type")
         abi.check_c_identifier(name, "launch argument name")
-        if ty not in HINTABLE_INTS:
+        if ty not in INT_TYPES:
             raise RecordError(f"launch argument {name!r}: type {ty!r} is not an integer type")
         if a.get("ctype") not in (None, abi.c_type(ty).ctype):
             raise RecordError(f"launch argument {name!r}: ctype {a.get('ctype')!r} does not "

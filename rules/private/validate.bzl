@@ -6,22 +6,19 @@ these checks catch what can be known without Python, before any action runs.
 """
 
 load(":targets.bzl", "ARCH_SPECIFIC_FROM", "CUDA_ARCHS", "HIP_ARCHS")
-load(":triton_types.bzl", "FP8_TYPES", "LITERAL_NAMES", "SCALAR_TYPES", "TENSORDESC_DTYPES", "TENSORDESC_MAX_RANK", "TYPE_ALIASES")
+load(":triton_types.bzl", "FP8_TYPES", "INT_TYPES", "LITERAL_NAMES", "SCALAR_TYPES", "TENSORDESC_DTYPES", "TENSORDESC_MAX_RANK", "TYPE_ALIASES")
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
 _DIGITS = "0123456789"
 
 # An identifier entry of the signature is the name of a constexpr parameter whose value each
 # algo sets, unless the compile tool reads it as a type (any spelling) or a literal (True,
-# None, ...). Generated from triton_aot/signature.py, so both sides classify entries alike.
+# None, ...). Generated from triton_aot/triton_types.py, so both sides classify entries alike.
 _NOT_CONSTEXPR_NAMES = {
     name: True
     for name in SCALAR_TYPES + FP8_TYPES + TYPE_ALIASES.keys() + LITERAL_NAMES
 }
 _ALGO_KEYS = ["constexprs", "num_warps", "num_stages", "num_ctas", "grid", "launch_pdl", "launch_cooperative_grid", "maxnreg", "targets", "reset_to_zero"]
-
-# Integer types a launch argument may have (the compile tool checks the rest).
-_LAUNCH_ARG_TYPES = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
 
 def check_launch_args(label, launch_args):
     """Checks `launch_args` entries ("n_rows: i32") and returns the compile tool's flag value.
@@ -40,8 +37,8 @@ def check_launch_args(label, launch_args):
         if len(parts) != 2 or not is_identifier(name):
             _err(label, "launch_args", "entry '{}' is not 'name: type'; write e.g. launch_args = [\"n_rows: i32\"]".format(entry))
         ty = parts[1].strip()
-        if ty not in _LAUNCH_ARG_TYPES:
-            _err(label, "launch_args", "'{}' has type '{}'; launch arguments are integers: use one of {}".format(name, ty, ", ".join(_LAUNCH_ARG_TYPES)))
+        if ty not in INT_TYPES:
+            _err(label, "launch_args", "'{}' has type '{}'; launch arguments are integers: use one of {}".format(name, ty, ", ".join(INT_TYPES)))
         if name in names:
             _err(label, "launch_args", "'{}' is given twice".format(name))
         names[name] = True
