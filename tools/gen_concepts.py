@@ -7,6 +7,7 @@ Each concept is defined once, in the Python module named after it; the rule's St
 import Python, and the README cannot either, so they get generated copies:
 
   triton_aot/targets.py        -> rules/private/targets.bzl, README.md "GPU targets" table
+  triton_aot/launch_options.py -> rules/private/launch_options.bzl
 
 //tools:concepts_current_test fails when a committed copy differs from what this renders, so an
 edit of a table reaches the rule, the tool and the docs together. Needs no triton: the modules
@@ -17,13 +18,14 @@ from __future__ import annotations
 
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 # Run from a checkout (`python3 tools/gen_concepts.py`) or from Bazel runfiles, where
 # triton_aot sits next to tools/ too.
 sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from triton_aot import targets  # noqa: E402
+from triton_aot import launch_options, targets  # noqa: E402
 
 _GENERATED = "Generated from {src} by tools/gen_concepts.py: do not edit.\n" \
              "//tools:concepts_current_test fails when this file is stale."
@@ -45,6 +47,8 @@ def _star(value) -> str:
         return f'"{value}"'
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_star(v) for v in value) + "]"
     raise TypeError(value)
 
 
@@ -66,7 +70,8 @@ def _assign(name: str, doc: str, value) -> str:
         text = f"{{\n{''.join(lines)}}}" if value else "{}"
     else:
         text = _star(value)
-    return f"# {doc}\n{name} = {text}\n"
+    comment = "".join(f"# {line}\n" for line in textwrap.wrap(doc, 98))
+    return f"{comment}{name} = {text}\n"
 
 
 # ----------------------------------------------------------------------------- targets
@@ -133,6 +138,30 @@ def readme_with_table(readme: str) -> str:
     return readme[:start] + readme_targets_table() + readme[end:]
 
 
+# ----------------------------------------------------------------------------- launch options
+
+def launch_options_bzl() -> str:
+    options = {}
+    for o in launch_options.OPTIONS:
+        options[o.name] = {
+            "default": o.default,
+            "bool": o.is_bool,
+            "values": list(o.values),
+            "low": o.low,
+            "high": o.high,
+            "spelled": o.spelled,
+            "min_cuda_arch": o.min_cuda_arch,
+            "cuda_only": o.cuda_only,
+        }
+    return "\n".join([
+        _header("An algo's launch options (triton_algo(num_warps = 8, ...)), for validate.bzl.",
+                "triton_aot/launch_options.py"),
+        _assign("LAUNCH_OPTIONS", "Option -> its default (None: the library's attribute of that "
+                "name, or unset), whether it is a bool, its allowed values or range (and those in "
+                "words), the CUDA arch it needs and whether it is CUDA only when set.", options),
+    ])
+
+
 # ----------------------------------------------------------------------------- files
 
 def outputs(repo: Path) -> dict[str, str]:
@@ -140,6 +169,7 @@ def outputs(repo: Path) -> dict[str, str]:
     readme = (repo / "README.md").read_text()
     return {
         "rules/private/targets.bzl": targets_bzl(),
+        "rules/private/launch_options.bzl": launch_options_bzl(),
         "README.md": readme_with_table(readme),
     }
 

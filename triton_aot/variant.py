@@ -20,6 +20,7 @@ from typing import Any, Union
 
 from triton_aot import abi, c_syntax, signature
 from triton_aot.errors import UserError
+from triton_aot.launch_options import MAXNREG_RANGE
 from triton_aot.targets import arch_name
 from triton_aot.triton_types import INT_TYPES
 
@@ -517,8 +518,7 @@ def _tensordesc_arg(name: str, ty: str, a: dict) -> Arg:
                                            tuple(box)))
 
 
-# Register cap per thread (ptxas .maxnreg): what the register file allows a thread.
-MAXNREG_MIN, MAXNREG_MAX = 16, 255
+MAXNREG_MIN, MAXNREG_MAX = MAXNREG_RANGE  # the launch options table's
 
 
 def _launch_args(value: Any, args: tuple[Arg, ...]) -> tuple[Arg, ...]:

@@ -32,7 +32,8 @@ CUDA_ARCHS = [
     121,
 ]
 
-# Triton compiles this SM and newer arch-specific (sm_90a): those cubins and PTX serve their own SM only.
+# Triton compiles this SM and newer arch-specific (sm_90a): those cubins and PTX serve their own SM
+# only.
 ARCH_SPECIFIC_FROM = 90
 
 # AMD archs triton compiles for.

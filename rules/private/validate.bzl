@@ -5,6 +5,7 @@ The compile tool checks everything again against the kernel itself (names, types
 these checks catch what can be known without Python, before any action runs.
 """
 
+load(":launch_options.bzl", "LAUNCH_OPTIONS")
 load(":targets.bzl", "ARCH_SPECIFIC_FROM", "CUDA_ARCHS", "HIP_ARCHS")
 load(":triton_types.bzl", "FP8_TYPES", "INT_TYPES", "LITERAL_NAMES", "SCALAR_TYPES", "TENSORDESC_DTYPES", "TENSORDESC_MAX_RANK", "TYPE_ALIASES")
 
@@ -18,7 +19,7 @@ _NOT_CONSTEXPR_NAMES = {
     name: True
     for name in SCALAR_TYPES + FP8_TYPES + TYPE_ALIASES.keys() + LITERAL_NAMES
 }
-_ALGO_KEYS = ["constexprs", "num_warps", "num_stages", "num_ctas", "grid", "launch_pdl", "launch_cooperative_grid", "maxnreg", "targets", "reset_to_zero"]
+_ALGO_KEYS = ["constexprs"] + LAUNCH_OPTIONS.keys() + ["grid", "targets", "reset_to_zero"]
 
 def check_launch_args(label, launch_args):
     """Checks `launch_args` entries ("n_rows: i32") and returns the compile tool's flag value.
@@ -383,6 +384,30 @@ def _signature_for(label, index, template, constexprs):
         ))
     return signature
 
+def _check_launch_option(label, index, name, value, option, targets):
+    """Checks one launch option of algos[index] against its entry in LAUNCH_OPTIONS."""
+    if option["bool"]:
+        if type(value) != "bool":
+            _err(label, "algos", "algos[{}]: {} must be True or False, got {}".format(index, name, value))
+    elif value != None or option["default"] != None:
+        ok = type(value) == "int"
+        if ok and option["values"]:
+            ok = value in option["values"]
+        if ok and option["low"] != None:
+            ok = value >= option["low"]
+        if ok and option["high"] != None:
+            ok = value <= option["high"]
+        if not ok:
+            _err(label, "algos", "algos[{}]: {} must be {}, got {}".format(index, name, option["spelled"], value))
+    if value == None or value == option["default"]:
+        return
+    for target in targets:
+        if option["cuda_only"] and target.startswith("hip:"):
+            _err(label, "algos", "algos[{}]: {} is CUDA only, but the algo is built for '{}'; drop {} for hip targets".format(index, name, target, name))
+        minimum = option["min_cuda_arch"]
+        if minimum != None and target.startswith("cuda:") and int(target[len("cuda:"):]) < minimum:
+            _err(label, "algos", "algos[{}]: {} = {} needs cuda:{} or newer, but the algo is built for '{}'; restrict the algo with targets = [\"cuda:{}\"], or drop {}".format(index, name, value, minimum, target, minimum, name))
+
 def check_algos(label, algos, algo_constexprs, defaults):
     """Decodes `algos` (triton_algo JSON) into dicts with every field filled in.
 
@@ -433,18 +458,6 @@ def check_algos(label, algos, algo_constexprs, defaults):
             if not is_identifier(name):
                 _err(label, "algos", "algos[{}]: '{}' is not a parameter name; constexprs maps tl.constexpr parameter names to values".format(i, name))
             constexprs[name] = _constexpr_repr(label, i, name, value)
-        normalised = {
-            "constexprs": constexprs,
-            "num_warps": algo.get("num_warps", defaults["num_warps"]),
-            "num_stages": algo.get("num_stages", defaults["num_stages"]),
-            "num_ctas": algo.get("num_ctas", 1),
-            "launch_pdl": algo.get("launch_pdl", False),
-            "launch_cooperative_grid": algo.get("launch_cooperative_grid", False),
-        }
-        maxnreg = algo.get("maxnreg", None)
-        if maxnreg != None and (type(maxnreg) != "int" or maxnreg < 16 or maxnreg > 255):
-            _err(label, "algos", "algos[{}]: maxnreg must be an int from 16 to 255, got {}".format(i, maxnreg))
-        normalised["maxnreg"] = maxnreg
         algo_targets = algo.get("targets", None)
         if algo_targets != None:
             if type(algo_targets) != "list" or not algo_targets:
@@ -452,13 +465,14 @@ def check_algos(label, algos, algo_constexprs, defaults):
             for t in algo_targets:
                 if t not in defaults["targets"]:
                     _err(label, "algos", "algos[{}]: target '{}' is not one of the library's targets ({}); an algo's targets restrict the library's".format(i, t, ", ".join(defaults["targets"])))
-        for key in ("num_warps", "num_stages", "num_ctas"):
-            value = normalised[key]
-            if type(value) != "int" or value < 1:
-                _err(label, "algos", "algos[{}]: {} must be a positive int, got {}".format(i, key, value))
-        warps = normalised["num_warps"]
-        if warps & (warps - 1) != 0:
-            _err(label, "algos", "algos[{}]: num_warps must be a power of two, got {}".format(i, warps))
+        normalised = {"constexprs": constexprs}
+        for name, option in LAUNCH_OPTIONS.items():
+            default = option["default"]
+            if default == None and name in defaults:
+                default = defaults[name]  # the library's attribute (num_warps, num_stages)
+            value = algo.get(name, default)
+            _check_launch_option(label, i, name, value, option, algo_targets or defaults["targets"])
+            normalised[name] = value
         grid_template = algo.get("grid", defaults["grid"])
         if not grid_template:
             _err(label, "grid", "no grid: set 'grid' on the library or on algos[{}]".format(i))

@@ -152,6 +152,21 @@ RULE_CASES = [
         expected = ["attribute 'algos': algos[0]: maxnreg must be an int from 16 to 255, got 300", "from 16 to 255"],
     ),
     struct(
+        id = "rule_algo_num_ctas",
+        attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 64}, num_ctas = 3)]),
+        expected = ["attribute 'algos': algos[0]: num_ctas must be 1, 2, 4, 8 or 16, got 3", "1, 2, 4, 8 or 16"],
+    ),
+    struct(
+        id = "rule_algo_pdl_old_target",
+        attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 64}, launch_pdl = True)]),
+        expected = ["attribute 'algos': algos[0]: launch_pdl = True needs cuda:90 or newer, but the algo is built for 'cuda:80'", "restrict the algo with targets = [\"cuda:90\"], or drop launch_pdl"],
+    ),
+    struct(
+        id = "rule_algo_maxnreg_hip",
+        attrs = dict(targets = ["hip:gfx942"], algos = [triton_algo(constexprs = {"BLOCK": 64}, maxnreg = 128)]),
+        expected = ["attribute 'algos': algos[0]: maxnreg is CUDA only, but the algo is built for 'hip:gfx942'", "drop maxnreg for hip targets"],
+    ),
+    struct(
         id = "rule_targets_sm_spelling",
         attrs = dict(targets = ["sm_90"]),
         expected = ["attribute 'targets': 'sm_90' is not a target", "write \"cuda:<sm>\""],
@@ -214,7 +229,7 @@ RULE_CASES = [
     struct(
         id = "rule_algo_num_warps",
         attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 64}, num_warps = 3)]),
-        expected = ["attribute 'algos': algos[0]: num_warps must be a power of two, got 3", "power of two"],
+        expected = ["attribute 'algos': algos[0]: num_warps must be a power of two from 1 to 32, got 3", "power of two"],
     ),
     struct(
         id = "rule_grid_missing",
