@@ -8,6 +8,7 @@ import Python, and the README cannot either, so they get generated copies:
 
   triton_aot/targets.py        -> rules/private/targets.bzl, README.md "GPU targets" table
   triton_aot/launch_options.py -> rules/private/launch_options.bzl
+  triton_aot/reset_to_zero.py  -> rules/private/reset_to_zero.bzl
 
 //tools:concepts_current_test fails when a committed copy differs from what this renders, so an
 edit of a table reaches the rule, the tool and the docs together. Needs no triton: the modules
@@ -25,7 +26,7 @@ from pathlib import Path
 # triton_aot sits next to tools/ too.
 sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from triton_aot import launch_options, targets  # noqa: E402
+from triton_aot import launch_options, reset_to_zero, targets  # noqa: E402
 
 _GENERATED = "Generated from {src} by tools/gen_concepts.py: do not edit.\n" \
              "//tools:concepts_current_test fails when this file is stale."
@@ -162,6 +163,21 @@ def launch_options_bzl() -> str:
     ])
 
 
+# ----------------------------------------------------------------------------- reset_to_zero
+
+def reset_to_zero_bzl() -> str:
+    return "\n".join([
+        _header("The forms of an algo's reset_to_zero regions, for triton_algo and validate.bzl.",
+                "triton_aot/reset_to_zero.py"),
+        _assign("EXTENT_COUNTS", "How many extents a region may have.",
+                list(reset_to_zero.EXTENT_COUNTS)),
+        _assign("FORMS_TEXT", "The forms, as messages name them.", reset_to_zero.FORMS_TEXT),
+        _assign("EXAMPLE_NAME", "A region as messages show one: its pointer argument ...",
+                reset_to_zero.EXAMPLE[0]),
+        _assign("EXAMPLE_EXTENTS", "... and its extents.", reset_to_zero.EXAMPLE[1]),
+    ])
+
+
 # ----------------------------------------------------------------------------- files
 
 def outputs(repo: Path) -> dict[str, str]:
@@ -170,6 +186,7 @@ def outputs(repo: Path) -> dict[str, str]:
     return {
         "rules/private/targets.bzl": targets_bzl(),
         "rules/private/launch_options.bzl": launch_options_bzl(),
+        "rules/private/reset_to_zero.bzl": reset_to_zero_bzl(),
         "README.md": readme_with_table(readme),
     }
 

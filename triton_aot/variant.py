@@ -21,6 +21,7 @@ from typing import Any, Union
 from triton_aot import abi, c_syntax, signature
 from triton_aot.errors import UserError
 from triton_aot.launch_options import MAXNREG_RANGE
+from triton_aot.reset_to_zero import COUNTS_TEXT, EXTENT_COUNTS, Region
 from triton_aot.targets import arch_name
 from triton_aot.triton_types import INT_TYPES
 
@@ -157,27 +158,7 @@ class AutotuneRecord:
         return {"key": list(self.key), "config": self.config}
 
 
-@dataclass(frozen=True)
-class ResetRegion:
-    """Memory the launcher zeroes, on the launch stream, before it launches the kernel (Triton's
-    `reset_to_zero`, a split-K config's `pre_hook=init_to_zero("C")`): from the pointer argument
-    `name`, `count` contiguous elements (one extent), `rows` rows of `cols` contiguous elements
-    `row_stride` elements apart (three extents), or a `rows` x `cols` matrix with strides
-    `row_stride`, `col_stride` (four extents: the runtime zeroes it along the dimension whose
-    stride is 1). The element size is the pointer's type's."""
-
-    name: str  # a pointer argument of the kernel
-    extents: tuple[str, ...]  # validated source expressions (1, 3 or 4)
-    extents_c: tuple[str, ...]  # their int64_t C expressions over the C parameter names
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "extents": list(self.extents),
-                "extents_c": list(self.extents_c)}
-
-    @property
-    def summary(self) -> str:
-        """`c_ptr[M, N, stride_cm]`: the algo info string's spelling."""
-        return f"{self.name}[{', '.join(self.extents)}]"
+ResetRegion = Region  # a record's reset_to_zero region (triton_aot/reset_to_zero.py)
 
 
 @dataclass(frozen=True)
@@ -568,11 +549,10 @@ def _reset_to_zero(value: Any, args: tuple[Arg, ...], target: Target) -> tuple[R
             raise RecordError(f"reset_to_zero[{i}]: {name!r} is not a pointer argument of the "
                               "kernel")
         if (not isinstance(extents, list) or not isinstance(extents_c, list)
-                or len(extents) not in (1, 3, 4) or len(extents_c) != len(extents)
+                or len(extents) not in EXTENT_COUNTS or len(extents_c) != len(extents)
                 or not all(isinstance(e, str) for e in extents)):
             raise RecordError(f"reset_to_zero[{i}] ({name}): 'extents' and 'extents_c' must "
-                              "both hold 1 (count), 3 (rows, cols, row_stride) or 4 (rows, cols, "
-                              "row_stride, col_stride) expressions")
+                              f"both hold {COUNTS_TEXT} expressions")
         for j, expr in enumerate(extents_c):
             c_syntax.grid_expression(expr, f"reset_to_zero[{i}].extents_c[{j}]")
             if any(re.search(rf"\b{var}\b", expr) for var, _, _ in DEVICE_ATTRS.values()):

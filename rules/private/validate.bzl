@@ -6,6 +6,7 @@ these checks catch what can be known without Python, before any action runs.
 """
 
 load(":launch_options.bzl", "LAUNCH_OPTIONS")
+load(":reset_to_zero.bzl", "EXAMPLE_EXTENTS", "EXAMPLE_NAME", "EXTENT_COUNTS", "FORMS_TEXT")
 load(":targets.bzl", "ARCH_SPECIFIC_FROM", "CUDA_ARCHS", "HIP_ARCHS")
 load(":triton_types.bzl", "FP8_TYPES", "INT_TYPES", "LITERAL_NAMES", "SCALAR_TYPES", "TENSORDESC_DTYPES", "TENSORDESC_MAX_RANK", "TYPE_ALIASES")
 
@@ -353,20 +354,20 @@ def _reset_to_zero_for(label, index, regions, constexprs, targets):
     its integer arguments?) is the compile tool's check; this one catches what the rule can see.
     """
     if type(regions) != "dict" or not regions:
-        _err(label, "algos", "algos[{}]: reset_to_zero must be a non-empty dict of pointer argument name -> extents, e.g. {{\"c_ptr\": \"M, N, stride_cm\"}}".format(index))
+        _err(label, "algos", "algos[{}]: reset_to_zero must be a non-empty dict of pointer argument name -> extents, e.g. {{\"{}\": \"{}\"}}".format(index, EXAMPLE_NAME, EXAMPLE_EXTENTS))
     for target in targets:
         if target.startswith("hip:"):
             _err(label, "algos", "algos[{}]: reset_to_zero is CUDA only for now, but the library targets '{}'; zero the output before calling a hip library, or build this algo for cuda targets".format(index, target))
     result = {}
     for name, text in regions.items():
         if type(name) != "string" or not is_identifier(name):
-            _err(label, "algos", "algos[{}]: reset_to_zero key {} is not an argument name; name the pointer argument to zero, e.g. \"c_ptr\"".format(index, repr(name)))
+            _err(label, "algos", "algos[{}]: reset_to_zero key {} is not an argument name; name the pointer argument to zero, e.g. \"{}\"".format(index, repr(name), EXAMPLE_NAME))
         if type(text) != "string" or not text.strip():
-            _err(label, "algos", "algos[{}]: reset_to_zero['{}'] must be a string of extents: \"count\" (1-D), \"rows, cols, row_stride\" (2-D) or \"rows, cols, row_stride, col_stride\" (a strided matrix), got {}".format(index, name, repr(text)))
+            _err(label, "algos", "algos[{}]: reset_to_zero['{}'] must be a string of extents: {}, got {}".format(index, name, FORMS_TEXT, repr(text)))
         filled = _filled(label, index, "reset_to_zero['{}']".format(name), text, constexprs)
         commas = _top_level_commas(filled)
-        if commas != 0 and commas != 2 and commas != 3:
-            _err(label, "algos", "algos[{}]: reset_to_zero['{}'] '{}' has {} expressions; give \"count\" (1-D), \"rows, cols, row_stride\" (2-D, in elements) or \"rows, cols, row_stride, col_stride\" (a strided matrix)".format(index, name, text, commas + 1))
+        if commas + 1 not in EXTENT_COUNTS:
+            _err(label, "algos", "algos[{}]: reset_to_zero['{}'] '{}' has {} expressions; give {}".format(index, name, text, commas + 1, FORMS_TEXT))
         result[name] = filled
     return result
 

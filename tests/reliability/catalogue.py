@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from triton_aot import targets
+from triton_aot import reset_to_zero, targets
 
 # The target cases follow the targets table (triton_aot/targets.py), as the rule and the tool do.
 OLDEST_SM = targets.CUDA_ARCHS[0]
@@ -1100,8 +1100,7 @@ RUNTIME_CASES = [
 ]
 
 # --- reset_to_zero (Triton's split-K pre_hook=init_to_zero): regions zeroed before the launch --
-_RTZ_FORMS = ("give 'count' (1-D), 'rows, cols, row_stride' (2-D, in elements) or 'rows, cols, "
-              "row_stride, col_stride'")
+_RTZ_FORMS = "give " + reset_to_zero.FORMS_TEXT
 COMPILE_CASES += [
     Case("reset_to_zero_unknown_argument", "compile flag", "compile",
          "`--reset_to_zero='c_ptr=n'` naming no argument of the kernel",
@@ -1164,15 +1163,13 @@ RULE_CASES += [
     Case("rule_reset_to_zero_value_not_string", "rule attribute", "rule",
          "an algo's reset_to_zero extents given as a number",
          ("attribute 'algos': algos[0]: reset_to_zero['out_ptr'] must be a string of extents",),
-         ('\"count\" (1-D), \"rows, cols, row_stride\" (2-D) or \"rows, cols, row_stride, '
-          'col_stride\"',),
+         (reset_to_zero.FORMS_TEXT,),
          attrs="algos = ['{\"constexprs\": {\"BLOCK\": 64}, \"reset_to_zero\": "
                "{\"out_ptr\": 3}}']"),
     Case("rule_reset_to_zero_two_extents", "rule attribute", "rule",
          "`reset_to_zero = {\"out_ptr\": \"n, n\"}`: two extents",
          ("attribute 'algos': algos[0]: reset_to_zero['out_ptr'] 'n, n' has 2 expressions",),
-         ('give \"count\" (1-D), \"rows, cols, row_stride\" (2-D, in elements) or \"rows, cols, '
-          'row_stride, col_stride\"',),
+         (_RTZ_FORMS,),
          attrs=_RTZ_ALGO % '{"out_ptr": "n, n"}'),
     Case("rule_reset_to_zero_placeholder", "rule attribute", "rule",
          "a reset_to_zero extent naming a constexpr the algo does not set: `{BLOCK_M}`",

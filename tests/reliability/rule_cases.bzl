@@ -274,12 +274,12 @@ RULE_CASES = [
     struct(
         id = "rule_reset_to_zero_value_not_string",
         attrs = dict(algos = ['{"constexprs": {"BLOCK": 64}, "reset_to_zero": {"out_ptr": 3}}']),
-        expected = ["attribute 'algos': algos[0]: reset_to_zero['out_ptr'] must be a string of extents", "\"count\" (1-D), \"rows, cols, row_stride\" (2-D) or \"rows, cols, row_stride, col_stride\""],
+        expected = ["attribute 'algos': algos[0]: reset_to_zero['out_ptr'] must be a string of extents", "'count' (1-D), 'rows, cols, row_stride' (2-D, in elements) or 'rows, cols, row_stride, col_stride' (a strided matrix, either stride may be the unit one)"],
     ),
     struct(
         id = "rule_reset_to_zero_two_extents",
         attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 64}, reset_to_zero = {"out_ptr": "n, n"})]),
-        expected = ["attribute 'algos': algos[0]: reset_to_zero['out_ptr'] 'n, n' has 2 expressions", "give \"count\" (1-D), \"rows, cols, row_stride\" (2-D, in elements) or \"rows, cols, row_stride, col_stride\""],
+        expected = ["attribute 'algos': algos[0]: reset_to_zero['out_ptr'] 'n, n' has 2 expressions", "give 'count' (1-D), 'rows, cols, row_stride' (2-D, in elements) or 'rows, cols, row_stride, col_stride' (a strided matrix, either stride may be the unit one)"],
     ),
     struct(
         id = "rule_reset_to_zero_placeholder",
