@@ -120,3 +120,9 @@ def test_the_tool_checks_launch_options_as_the_table_says():
         needs_90 = o.min_cuda_arch == 90
         assert _tool_accepts(_options(**{o.name: changed}), cuda80) == (not needs_90), o.name
         assert _tool_accepts(_options(**{o.name: changed}), hip) == (not o.cuda_only), o.name
+
+
+def test_supported_triton_releases_are_the_targets_tables():
+    releases = sorted(targets.CUDA_ARCHS_BY_TRITON)
+    assert triton_adapter.SUPPORTED_TRITON == (releases[0], releases[-1])
+    assert [minor for _, minor in releases] == list(range(releases[0][1], releases[-1][1] + 1))
