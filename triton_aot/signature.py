@@ -30,10 +30,9 @@ from typing import Collection, Mapping, Sequence, Union
 
 from triton_aot.errors import UserError
 # The type tables are triton_types.py's; parsers and callers read them through here too.
-from triton_aot.triton_types import (BOOL_TYPES, FLOAT_TYPES, FP8_TYPES,  # noqa: F401
-                                     INT_TYPES, SCALAR_TYPES, TENSORDESC_DTYPES,
-                                     TENSORDESC_MAX_NUMEL, TENSORDESC_MAX_RANK, TL_DTYPES,
-                                     TYPE_ALIASES)
+from triton_aot.triton_types import (FP8_TYPES, INT_TYPES, SCALAR_TYPES,  # noqa: F401
+                                     TENSORDESC_DTYPES, TENSORDESC_MAX_NUMEL,
+                                     TENSORDESC_MAX_RANK, TL_DTYPES, TYPE_ALIASES)
 
 VALID_HINTS = (1, 16)
 
