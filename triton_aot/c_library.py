@@ -13,6 +13,7 @@ from triton_aot.c_parts import Image
 from triton_aot.c_render import Templates
 from triton_aot.c_syntax import CCode
 from triton_aot.errors import UserError
+from triton_aot.targets import arch_name
 from triton_aot.variant import VariantRecord
 
 STATIC = CCode("static ")
@@ -257,20 +258,17 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
         merge_h = f" *\n * Variants whose {what}s are identical (embedded and loaded once):\n" + merge_h
 
     target_lines, algo_lines = [], []
-    def tname(arch: int | str) -> str:
-        return arch if isinstance(arch, str) else f"sm_{arch}"
-
     for target in plan.targets:
-        target_lines.append(f" *   {tname(target.arch)}"
+        target_lines.append(f" *   {arch_name(target.arch)}"
                             f"{' (+PTX fallback)' if target.has_ptx else ''}\n")
     for ai, algo in enumerate(plan.algos):
         algo_lines.append(f" *   {ai}: {c_syntax.comment(algo.info)}\n")
         for target, variants in zip(plan.targets, algo.variants):
             if not variants:
-                algo_lines.append(f" *       {tname(target.arch)}  (none: this algo is not "
+                algo_lines.append(f" *       {arch_name(target.arch)}  (none: this algo is not "
                                   "compiled for it; returns the no-binary error)\n")
             for v in variants:
-                algo_lines.append(f" *       {tname(target.arch)}  {v.record.symbol}  "
+                algo_lines.append(f" *       {arch_name(target.arch)}  {v.record.symbol}  "
                                   f"{c_syntax.comment(v.record.hint_summary())}\n")
 
     tuned_c, tuned_h, tuned_lines = _render_tuned(t, plan, name, params, call_args)

@@ -13,6 +13,7 @@ from triton_aot.c_render import Templates
 from triton_aot.c_syntax import CCode
 from triton_aot.errors import UserError
 from triton_aot.grid import DEVICE_ATTRS
+from triton_aot.reset_to_zero import runtime_extents
 from triton_aot.variant import Arg, VariantRecord
 
 
@@ -183,11 +184,7 @@ def _zero_regions(record: VariantRecord) -> str:
         name = c_syntax.ident(r.name, "argument name")
         exts = [f"(int64_t)({c_syntax.grid_expression(e, 'reset_to_zero extent')})"
                 for e in r.extents_c]
-        # 1-D: one row of `count` elements (the row stride is unused); 3 extents: rows of
-        # contiguous elements (column stride 1); 4: the runtime picks the unit-stride dimension
-        rows_, cols, stride, col_stride = (
-            exts if len(exts) == 4 else [*exts, "(int64_t)1"] if len(exts) == 3
-            else ("(int64_t)1", exts[0], "(int64_t)0", "(int64_t)1"))
+        rows_, cols, stride, col_stride = runtime_extents(exts)
         rows.append(f"      /* {c_syntax.comment(r.summary)}: {c_syntax.comment(a.type)} */\n"
                     f"      {{{name}, {abi.pointee_size(a.type)}u, {int(len(exts) >= 3)}, "
                     f"{rows_}, {cols}, {stride}, {col_stride}}},\n")

@@ -180,7 +180,7 @@ def compile_variant(ctx, toolchain, *, source, kernel_params, variant, worker):
       source: the `kernel_source` struct (file, inputs, import_roots).
       kernel_params: the output of `check_kernel_import` (or None when the library has one
         variant): an input only so that no variant compiles before the kernel imported once.
-      variant: struct(symbol, algo, algo_index, hints, target, highest_target, launch_args).
+      variant: struct(symbol, algo, algo_index, hints, target, embed_ptx, launch_args).
       worker: whether to run in a persistent worker.
 
     Returns:
@@ -219,7 +219,7 @@ def compile_variant(ctx, toolchain, *, source, kernel_params, variant, worker):
         args.add("--launch_pdl")
     if algo["launch_cooperative_grid"]:
         args.add("--launch_cooperative_grid")
-    if ctx.attr.embed_ptx and variant.highest_target:
+    if variant.embed_ptx:
         args.add("--embed_ptx")
     args.add(variant.target, format = "--target=%s")
     args.add(variant.symbol, format = "--symbol=%s")

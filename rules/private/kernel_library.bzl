@@ -11,7 +11,7 @@ load(":actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "check_kernel_import", "compi
 load(":kernel_source.bzl", "kernel_source")
 load(":providers.bzl", "TritonKernelInfo")
 load(":toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
-load(":validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specializations", "check_targets", "check_tensordesc_targets", "signature_entries")
+load(":validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specializations", "check_targets", "check_tensordesc_targets", "ptx_fallback_arch", "signature_entries")
 
 def _targets(ctx):
     if ctx.attr.targets:
@@ -58,10 +58,7 @@ def _triton_kernel_library_impl(ctx):
     source = kernel_source(ctx, "'{}'".format(ctx.attr.kernel))
     worker = ctx.attr._persistent_worker[BuildSettingInfo].value
     hip = targets[0].startswith("hip:")
-    highest = archs[0]
-    for arch in archs:
-        if not hip and int(arch) > int(highest):
-            highest = arch
+    ptx_arch = ptx_fallback_arch(label, targets, archs) if ctx.attr.embed_ptx else None
 
     variants = []
     for algo_index, algo in enumerate(algos):
@@ -75,7 +72,7 @@ def _triton_kernel_library_impl(ctx):
                     algo_index = algo_index,
                     hints = hints,
                     target = target,
-                    highest_target = not hip and arch == highest,
+                    embed_ptx = arch == ptx_arch,
                     launch_args = launch_args,
                 ))
 
@@ -242,7 +239,7 @@ arguments (before `algo_id`) and are never passed to the kernel.""",
         ),
         "embed_ptx": attr.bool(
             default = False,
-            doc = "Also embed the PTX of the highest target, for GPUs no cubin fits (the driver JIT-compiles it).",
+            doc = "Also embed the PTX of the lowest target below cuda:90, for GPUs no cubin fits: the driver JIT-compiles it for any later GPU (Triton writes the PTX of sm_90 and newer arch-specific, for their own SM only). CUDA only; needs a target below cuda:90.",
         ),
         "tuning_key": attr.string_list(
             doc = """Integer arguments of the C API that choose the algo, e.g. `["M", "N", "K"]`

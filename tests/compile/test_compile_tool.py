@@ -308,7 +308,7 @@ ERROR_CASES = {
                         ["--target: 'sm_90' is not a CUDA target"]),
     "bad_target_old": (add_args()[:-4] + ["--num_warps=4", "--num_stages=3",
                                           "--target=cuda:60", "--symbol=s"],
-                       ["--target", "7.0 and newer"]),
+                       ["--target", "no supported triton compiles for sm_60", "use cuda:70 or newer"]),
     "bad_target_unknown": (add_args()[:-4] + ["--num_warps=4", "--num_stages=3",
                                               "--target=cuda:99", "--symbol=s"],
                            ["--target: 'cuda:99'", "cannot compile for sm_99", "cuda:90"]),

@@ -8,6 +8,10 @@ load("@bazel_skylib//lib:unittest.bzl", "analysistest", "asserts")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("//rules:defs.bzl", "triton_algo", "triton_kernel_library")
 
+# The targets table itself, to test the rule against every SM it lists.
+# buildifier: disable=bzl-visibility
+load("//rules/private:targets.bzl", "ARCH_SPECIFIC_FROM", "CUDA_ARCHS")
+
 # What every compile action writes, next to each other under _triton/<name>/<symbol>.<ext>.
 _COMPILE_OUTPUTS = ["json", "cubin", "ptx", "ttir", "ttgir", "llir"]
 
@@ -220,6 +224,23 @@ def _archive_toolchain_test_impl(ctx):
 
 archive_toolchain_test = analysistest.make(_archive_toolchain_test_impl)
 
+# --- every SM of the targets table is accepted; embed_ptx embeds the lowest portable one ---------
+
+def _all_targets_test_impl(ctx):
+    env = analysistest.begin(ctx)
+    compiles = _compile_actions(env)
+    asserts.equals(
+        env,
+        sorted(["cuda:{}".format(a) for a in CUDA_ARCHS]),
+        sorted([_flag_values(a, "target")[0] for a in compiles]),
+    )
+    with_ptx = [_flag_values(a, "target")[0] for a in compiles if "--embed_ptx" in a.argv]
+    portable = [a for a in CUDA_ARCHS if a < ARCH_SPECIFIC_FROM]
+    asserts.equals(env, ["cuda:{}".format(min(portable))], with_ptx)
+    return analysistest.end(env)
+
+all_targets_test = analysistest.make(_all_targets_test_impl)
+
 # --- signature entries the compile tool reads as types or literals are not constexpr names ---------
 
 def _signature_accepted_test_impl(ctx):
@@ -348,6 +369,23 @@ def analysis_test_suite(name):
             constexprs = [",".join(["{}={}".format(k, v) for k, v in constexprs.items()])] if constexprs else [],
         )
         tests.append(test_name)
+
+    triton_kernel_library(
+        name = name + "_all_targets",
+        srcs = ["add_kernel.py"],
+        algos = [triton_algo(constexprs = {"BLOCK": 64})],
+        embed_ptx = True,
+        grid = "cdiv(n, {BLOCK}), 1, 1",
+        kernel = "add_kernel",
+        signature = "*fp32, *fp32, *fp32, i32, BLOCK",
+        targets = ["cuda:{}".format(a) for a in CUDA_ARCHS],
+        tags = ["manual"],
+    )
+    all_targets_test(
+        name = name + "_all_targets_test",
+        target_under_test = ":" + name + "_all_targets",
+    )
+    tests.append(name + "_all_targets_test")
 
     triton_kernel_library(
         name = name + "_tensordesc_placeholders",
