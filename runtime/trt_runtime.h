@@ -33,26 +33,21 @@
 #include <cuda.h>
 #include <stdint.h>
 
-#include "trt_grid.h" /* the checked grid arithmetic the launchers call */
-#include "trt_slots.h" /* the per-context cache lists */
-
-#if defined(__GNUC__) || defined(__clang__)
-#define TRT_INTERNAL __attribute__((visibility("hidden")))
-#define TRT_INLINE static __inline__ __attribute__((unused, always_inline))
-#define TRT_THREAD_LOCAL __thread
-#else
-#define TRT_INTERNAL
-#define TRT_INLINE static inline
-#ifdef __cplusplus
-#define TRT_THREAD_LOCAL thread_local
-#else
-#define TRT_THREAD_LOCAL _Thread_local
-#endif
-#endif
-
-#ifdef __cplusplus
-extern "C" {
-#endif
+/* ---- the backend table (trt_core.h) ---------------------------------------------------------- */
+#define TRT_STATUS CUresult
+#define TRT_SUCCESS CUDA_SUCCESS
+#define TRT_ERROR_INVALID_VALUE CUDA_ERROR_INVALID_VALUE
+#define TRT_ERROR_OUT_OF_MEMORY CUDA_ERROR_OUT_OF_MEMORY
+#define TRT_ERROR_NOT_SUPPORTED CUDA_ERROR_NOT_SUPPORTED
+#define TRT_ERROR_NO_DEVICE CUDA_ERROR_NO_DEVICE
+#define TRT_ERROR_SYMBOL_NOT_FOUND CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND
+#define TRT_ERROR_NO_BINARY CUDA_ERROR_NO_BINARY_FOR_GPU
+#define TRT_STREAM CUstream
+#define TRT_DEVICEPTR CUdeviceptr
+#define TRT_MODULE CUmodule
+#define TRT_FUNCTION CUfunction
+#define TRT_ARCH int /* the SM: 80 for sm_80 */
+#define TRT_RT(name) trt_##name
 
 /* ---- driver entry points --------------------------------------------------------------------
  * Our own pointer typedefs (not cuda.h's names) so that -DCUDA_API_PER_THREAD_DEFAULT_STREAM or
@@ -115,64 +110,12 @@ typedef struct trt_driver {
   trt_pfn_memset_d2d32_async memset_d2d32_async;
 } trt_driver;
 
+/* trt_target, trt_kernel_info, trt_kernel and the functions every backend has. */
+#include "trt_core.h"
 
-typedef struct trt_target {
-  int arch;    /* e.g. 80 */
-  int has_ptx; /* the dispatcher may fall back to this target's embedded PTX */
-} trt_target;
-
-typedef struct trt_kernel_info {
-  const char *kernel_name; /* cubin entry point */
-  int arch;                /* target SM of the cubin */
-  const char *cubin;
-  const char *ptx;       /* NUL-terminated PTX, or NULL when not embedded */
-  unsigned int block_x;  /* num_warps * warp_size */
-  unsigned int num_ctas; /* cluster size along x */
-  unsigned int shared;   /* dynamic shared memory in bytes */
-  int cooperative;
-  int pdl;
-  unsigned long long global_scratch_size; /* per CTA */
-  unsigned long long global_scratch_align;
-  unsigned long long profile_scratch_size; /* per CTA */
-  unsigned long long profile_scratch_align;
-} trt_kernel_info;
-
-/* One loadable kernel: its static description and its per-context modules. */
-typedef struct trt_kernel {
-  const trt_kernel_info *info;
-  trt_slot *slots;
-} trt_kernel;
-
-/* Resolves the driver once per process; *out is valid even on error (status says why). */
-TRT_INTERNAL CUresult trt_driver_get(const trt_driver **out);
-/* Cache key of the current context (cuCtxGetId, or the CUcontext on drivers without it). */
-TRT_INTERNAL CUresult trt_context_key(const trt_driver *d, unsigned long long *key);
-/* Index into `targets` of the best target for the current context's device, cached per context
- * (lock-free hit); also hands back the driver table and the context's cache key. */
-TRT_INTERNAL CUresult trt_select_target(trt_slot **cache, const trt_target *targets, int n,
-                                        const trt_driver **drv, unsigned long long *key, int *out);
-/* The same, also handing back the device's SM (major * 10 + minor) from the same cache: the tuned
- * dispatch (NAME_auto) looks its table up by it. */
-TRT_INTERNAL CUresult trt_select_target_sm(trt_slot **cache, const trt_target *targets, int n,
-                                           const trt_driver **drv, unsigned long long *key,
-                                           int *out, int *sm);
-/* Exact SM, else the highest compatible lower SM of the same major, else the highest target whose
- * PTX can be JIT-compiled for this SM; -1 when nothing can run. */
-TRT_INTERNAL int trt_pick_target(const trt_target *targets, int n, int sm);
-/* Loads `k` into the current context (idempotent). */
-TRT_INTERNAL CUresult trt_kernel_load(trt_kernel *k);
-/* Unloads `k` from the current context only.  Must not race with launches of the same kernel in
- * the same context (as with any cuModuleUnload). */
-TRT_INTERNAL CUresult trt_kernel_unload(trt_kernel *k);
-/* Launches `k` on a grid of `grid` (in clusters along x when num_ctas > 1, as Triton's own
- * launcher does).  The last two entries of `params` point at scratch[0] and scratch[1] (global
- * and profile scratch, which every Triton kernel takes); they are filled in here.  `d` and `key`
- * are the driver table and the current context's cache key when the caller (the dispatcher) has
- * them already; d == NULL means "look them up".  An empty grid is CUDA_SUCCESS, no launch. */
-TRT_INTERNAL CUresult trt_kernel_launch_slow(const trt_driver *d, unsigned long long key,
-                                             trt_kernel *k, CUstream stream,
-                                             const int64_t grid[3], void **params,
-                                             CUdeviceptr scratch[2]);
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* ---- reset_to_zero ----------------------------------------------------------------------------
  * A region the launcher zeroes before the launch (Triton's reset_to_zero, a split-K config's
@@ -265,40 +208,6 @@ TRT_INLINE CUresult trt_tma_encode(const trt_driver *d, const trt_tma_info *info
   /* checked to fit by the encode that made c valid for exactly this shape */
   for (i = 0; i < info->rank; ++i) dims[i] = (int32_t)shape[i];
   return CUDA_SUCCESS;
-}
-
-/* The launch, inline: a plain launch of a kernel already loaded in this context (no scratch, no
- * cluster, cooperative or PDL attribute) goes straight to cuLaunchKernel from the launcher, so
- * the dispatched path makes no call into the runtime beyond the target lookup. `info` is a static
- * const of the generated file, so the compiler folds the feature tests away. Everything else
- * (first use in a context, scratch, cuLaunchKernelEx, no driver table yet) takes
- * trt_kernel_launch_slow, which has the same contract. */
-TRT_INLINE CUresult trt_kernel_launch_in(const trt_driver *d, unsigned long long key,
-                                         trt_kernel *k, CUstream stream, const int64_t grid[3],
-                                         void **params, CUdeviceptr scratch[2]) {
-  const trt_kernel_info *info = k->info;
-  const trt_slot *s;
-  unsigned long long ctas = 0;
-  if (d == NULL || info->num_ctas != 1 || info->cooperative || info->pdl ||
-      info->global_scratch_size != 0 || info->profile_scratch_size != 0)
-    return trt_kernel_launch_slow(d, key, k, stream, grid, params, scratch);
-  /* An empty grid is a successful no-op; the same checks as the slow path otherwise. */
-  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return CUDA_SUCCESS;
-  if (grid[0] < 0 || grid[1] < 0 || grid[2] < 0 || (unsigned long long)grid[0] > 0xFFFFFFFFull ||
-      (unsigned long long)grid[1] > 0xFFFFFFFFull || (unsigned long long)grid[2] > 0xFFFFFFFFull ||
-      __builtin_mul_overflow((unsigned long long)grid[0], (unsigned long long)grid[1], &ctas) ||
-      __builtin_mul_overflow(ctas, (unsigned long long)grid[2], &ctas))
-    return CUDA_ERROR_INVALID_VALUE;
-  for (s = __atomic_load_n(&k->slots, __ATOMIC_ACQUIRE); s != NULL; s = s->next) {
-    if (s->key == key) {
-      uintptr_t v = __atomic_load_n(&s->value, __ATOMIC_ACQUIRE);
-      if (v == 0) break;
-      return d->launch_kernel((CUfunction)v, (unsigned int)grid[0], (unsigned int)grid[1],
-                              (unsigned int)grid[2], info->block_x, 1, 1, info->shared, stream,
-                              params, NULL);
-    }
-  }
-  return trt_kernel_launch_slow(d, key, k, stream, grid, params, scratch);
 }
 
 #ifdef __cplusplus
