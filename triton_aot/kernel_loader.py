@@ -31,6 +31,7 @@ from typing import Any, Iterator, Sequence
 
 from triton_aot.errors import UserError
 from triton_aot.signature import ParamInfo
+from triton_aot.wrappers import unwrap
 
 
 @dataclass(frozen=True)
@@ -246,7 +247,6 @@ def _jit_types() -> tuple[type, type]:
 
 
 def _find_kernel(module: Any, kernel_name: str, file_name: str) -> Any:
-    from triton_aot.decorators import unwrap
     jit_function, kernel_interface = _jit_types()
     obj = getattr(module, kernel_name, None)
     # @triton.autotune / @triton.heuristics wrap the JITFunction; AOT compiles the function
