@@ -23,8 +23,8 @@ Lean: only files that compiling needs. Left out: __pycache__ of the source tree,
 pip, pytest and anything not in the requirement closure of triton and absl-py, triton's CUPTI
 and profiler libraries (proton) and instrumentation plugins.
 
-Bytecode: without .pyc files every action would recompile the ~250 modules triton imports
-(0.35 s per process, measured); so the archive carries .pyc files written here as
+Bytecode: without .pyc files every action would recompile the modules triton imports (a large
+part of a short process's start); so the archive carries .pyc files written here as
 "unchecked-hash" pycs (PEP 552): they do not depend on file times, so they are valid wherever
 the archive is unpacked, and they are the same bytes on every run for the same sources.
 

@@ -147,7 +147,7 @@ triton_python_repository = repository_rule(
     doc = "Exposes an existing Python environment that has triton as a py_runtime, a Python toolchain and cuda.h.",
 )
 
-# --- archive mode (issue 16): the environment as one build input, for remote execution --------
+# --- archive mode: the environment as one build input, so remote executors need no install ---
 
 _ARCHIVE_BUILD = """\
 package(default_visibility = ["//visibility:public"])

@@ -471,7 +471,7 @@ def test_parse_target():
     assert parse_target("cuda:80") == Target("cuda", 80, 32)
     assert parse_target(" cuda:90:32 ") == Target("cuda", 90, 32)  # upstream spelling
     assert parse_target("cuda:120") == Target("cuda", 120, 32)
-    assert parse_target("hip:gfx942") == Target("hip", "gfx942", 64)  # AMD targets (issue 17)
+    assert parse_target("hip:gfx942") == Target("hip", "gfx942", 64)  # AMD targets
     for bad in ("cuda:90:64", "cuda", "cuda:", "cuda:9", "90", "cuda:90a"):
         with pytest.raises(triton_aot.errors.UserError, match="--target"):
             parse_target(bad)

@@ -491,9 +491,9 @@ COMPILE_CASES = [
          ("--kernel_path: the kernel file 'json.py' shadows the Python module 'json'",),
          ("rename the kernel file",),
          copy_as="json.py"),
-    # (a file name that is no module name, `my-kernels.py`, was refused here until issue 13: it
-    # now imports as `my_kernels`; tests/compile/test_real_kernel_files.py)
-    # --- issue 13: omitted trailing parameters, defaults, None, @triton.heuristics --------
+    # (a file name that is no module name, `my-kernels.py`, is not refused: it imports as
+    # `my_kernels`; tests/compile/test_real_kernel_files.py)
+    # --- kernel files as written: omitted trailing parameters, defaults, None, heuristics -
     Case("sig_unquoted_string", "signature", "compile",
          "a string constexpr written without quotes in the signature: `relu`",
          ("parameter 'BLOCK'", "'relu' is neither a type nor the parameter's name"),
@@ -844,7 +844,7 @@ RULE_CASES = [
 
 # Moved here from tests/rules/analysis_tests.bzl (one place for rule-failure tests); each keeps
 # the fragment that test asserted as its culprit.
-# --- real kernel files (issue 13): the build-time driver, kernels from installed modules ------
+# --- real kernel files: the build-time driver, kernels from installed modules ---------------
 COMPILE_CASES += [
     Case("kernel_device_query_at_import", "kernel", "compile",
          "kernel file reading the SM count from the driver at import (as Triton's softmax "
