@@ -14,9 +14,12 @@
  *   TRT_ARCH                  the type that names a target (an SM number, a gfx name)
  *   TRT_RT(name)              the link name of a runtime function: trt_name, trt_hip_name, so
  *                             that a process can link libraries of several backends
- * and a `trt_driver` struct with `status` and at least the entry points the core calls:
- * module_load_data, module_unload, module_get_function, launch_kernel (cuLaunchKernel's
- * signature, which hipModuleLaunchKernel shares), mem_alloc_async and mem_free_async (optional).
+ *   TRT_API_MODULE_LOAD_DATA, TRT_API_MODULE_UNLOAD, TRT_API_MODULE_GET_FUNCTION,
+ *   TRT_API_LAUNCH_KERNEL, TRT_API_MEM_ALLOC_ASYNC, TRT_API_MEM_FREE_ASYNC
+ *                             the names of the entry points the core calls (their signatures are
+ *                             the same in every backend, over the types above)
+ *   TRT_LIBRARIES             what to dlopen, in order: "libcuda.so.1"
+ *   TRT_BACKEND_ENTRIES(X)    the backend's own entry points, X(field, name, required, (params))
  * The code over the same table is trt_core.inc; a backend's .c file includes it once. */
 #ifndef RULES_TRITON_TRT_CORE_H_
 #define RULES_TRITON_TRT_CORE_H_
@@ -45,13 +48,28 @@
 extern "C" {
 #endif
 
-/* One entry point the runtime resolves with dlsym into the driver table (trt_core.inc). */
-typedef struct trt_entry_point {
-  size_t offset; /* of its field in trt_driver */
-  const char *name;
-  int required; /* 0: only the features that need it fail without it */
-} trt_entry_point;
-#define TRT_ENTRY(field, name, required) {offsetof(trt_driver, field), name, required}
+/* The entry points the core calls, as X(field, name, required, (parameters)); required 0: only
+ * the features that need it fail without it (here: scratch). Every one returns TRT_STATUS. */
+#define TRT_CORE_ENTRIES(X)                                                                     \
+  X(module_load_data, TRT_API_MODULE_LOAD_DATA, 1, (TRT_MODULE *, const void *))                \
+  X(module_unload, TRT_API_MODULE_UNLOAD, 1, (TRT_MODULE))                                      \
+  X(module_get_function, TRT_API_MODULE_GET_FUNCTION, 1,                                        \
+    (TRT_FUNCTION *, TRT_MODULE, const char *))                                                 \
+  X(launch_kernel, TRT_API_LAUNCH_KERNEL, 1,                                                    \
+    (TRT_FUNCTION, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,        \
+     unsigned int, unsigned int, TRT_STREAM, void **, void **))                                 \
+  X(mem_alloc_async, TRT_API_MEM_ALLOC_ASYNC, 0, (TRT_DEVICEPTR *, size_t, TRT_STREAM))         \
+  X(mem_free_async, TRT_API_MEM_FREE_ASYNC, 0, (TRT_DEVICEPTR, TRT_STREAM))
+
+/* The driver table: every entry point, resolved once per process (NULL when missing). Pointers
+ * of our own types, not the API header's names, so that its renaming macros (_v2, per-thread
+ * default stream) cannot rewrite them. */
+#define TRT_DRIVER_FIELD(field, name, required, params) TRT_STATUS(*field) params;
+typedef struct trt_driver {
+  TRT_STATUS status; /* TRT_SUCCESS once every required entry point resolved */
+  TRT_CORE_ENTRIES(TRT_DRIVER_FIELD)
+  TRT_BACKEND_ENTRIES(TRT_DRIVER_FIELD)
+} trt_driver;
 
 typedef struct trt_target {
   TRT_ARCH arch; /* e.g. 80 (CUDA), "gfx942" (HIP) */

@@ -7,24 +7,6 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The unversioned name first (what ROCm's ldconfig entry and Triton's driver use), then the
- * sonames ROCm 7 and 6 install. */
-static const char *const trt_lib_names[] = {"libamdhip64.so", "libamdhip64.so.7",
-                                            "libamdhip64.so.6", NULL};
-
-static const trt_entry_point trt_entry_points[] = {
-    TRT_ENTRY(get_device, "hipGetDevice", 1),
-    TRT_ENTRY(get_device_properties, "hipGetDevicePropertiesR0600", 1),
-    TRT_ENTRY(device_get_attribute, "hipDeviceGetAttribute", 1),
-    TRT_ENTRY(module_load_data, "hipModuleLoadData", 1),
-    TRT_ENTRY(module_unload, "hipModuleUnload", 1),
-    TRT_ENTRY(module_get_function, "hipModuleGetFunction", 1),
-    TRT_ENTRY(launch_kernel, "hipModuleLaunchKernel", 1),
-    TRT_ENTRY(mem_alloc_async, "hipMallocAsync", 0),
-    TRT_ENTRY(mem_free_async, "hipFreeAsync", 0),
-    {0, NULL, 0},
-};
-
 /* The driver table, module cache, scratch and launch that every backend shares. */
 #include "trt_core.inc"
 

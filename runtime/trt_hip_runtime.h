@@ -40,32 +40,21 @@
 #define TRT_ARCH const char * /* the gfx arch: "gfx942", matched exactly */
 #define TRT_RT(name) trt_hip_##name
 
-typedef hipError_t (*trt_hip_pfn_get_device)(int *);
-typedef hipError_t (*trt_hip_pfn_get_props)(void *, int);
-typedef hipError_t (*trt_hip_pfn_device_get_attribute)(int *, int, int);
-typedef hipError_t (*trt_hip_pfn_module_load_data)(hipModule_t *, const void *);
-typedef hipError_t (*trt_hip_pfn_module_unload)(hipModule_t);
-typedef hipError_t (*trt_hip_pfn_module_get_function)(hipFunction_t *, hipModule_t, const char *);
-typedef hipError_t (*trt_hip_pfn_launch_kernel)(hipFunction_t, unsigned int, unsigned int,
-                                                unsigned int, unsigned int, unsigned int,
-                                                unsigned int, unsigned int, hipStream_t, void **,
-                                                void **);
-typedef hipError_t (*trt_hip_pfn_malloc_async)(void **, size_t, hipStream_t);
-typedef hipError_t (*trt_hip_pfn_free_async)(void *, hipStream_t);
-
-typedef struct trt_driver {
-  hipError_t status; /* hipSuccess once every required entry point resolved */
-  trt_hip_pfn_get_device get_device;
-  trt_hip_pfn_get_props get_device_properties; /* hipGetDevicePropertiesR0600 */
-  trt_hip_pfn_device_get_attribute device_get_attribute;
-  trt_hip_pfn_module_load_data module_load_data;
-  trt_hip_pfn_module_unload module_unload;
-  trt_hip_pfn_module_get_function module_get_function;
-  trt_hip_pfn_launch_kernel launch_kernel; /* hipModuleLaunchKernel */
-  /* optional: only scratch allocation needs them */
-  trt_hip_pfn_malloc_async mem_alloc_async; /* hipMallocAsync */
-  trt_hip_pfn_free_async mem_free_async;    /* hipFreeAsync */
-} trt_driver;
+/* ---- runtime entry points -------------------------------------------------------------------
+ * The unversioned library first (what ROCm's ldconfig entry and Triton's driver use), then the
+ * sonames ROCm 7 and 6 install. */
+#define TRT_LIBRARIES "libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6"
+#define TRT_API_MODULE_LOAD_DATA "hipModuleLoadData"
+#define TRT_API_MODULE_UNLOAD "hipModuleUnload"
+#define TRT_API_MODULE_GET_FUNCTION "hipModuleGetFunction"
+#define TRT_API_LAUNCH_KERNEL "hipModuleLaunchKernel"
+#define TRT_API_MEM_ALLOC_ASYNC "hipMallocAsync" /* only scratch needs these two */
+#define TRT_API_MEM_FREE_ASYNC "hipFreeAsync"
+/* hipGetDevicePropertiesR0600 (ROCm 6.0+) is read as raw bytes (trt_hip.h's offsets). */
+#define TRT_BACKEND_ENTRIES(X)                                                                  \
+  X(get_device, "hipGetDevice", 1, (int *))                                                    \
+  X(get_device_properties, "hipGetDevicePropertiesR0600", 1, (void *, int))                    \
+  X(device_get_attribute, "hipDeviceGetAttribute", 1, (int *, int, int))
 
 /* trt_target, trt_kernel_info, trt_kernel and the functions every backend has. */
 #include "trt_core.h"

@@ -12,35 +12,6 @@
 /* Dynamic shared memory above this needs the per-function opt-in attribute. */
 #define TRT_DEFAULT_SHARED_LIMIT 49152u
 
-static const char *const trt_lib_names[] = {"libcuda.so.1", NULL};
-
-static const trt_entry_point trt_entry_points[] = {
-    /* required (present in every driver that can run Triton kernels) */
-    TRT_ENTRY(ctx_get_current, "cuCtxGetCurrent", 1),
-    TRT_ENTRY(ctx_get_device, "cuCtxGetDevice", 1),
-    TRT_ENTRY(device_get_attribute, "cuDeviceGetAttribute", 1),
-    TRT_ENTRY(module_load_data, "cuModuleLoadData", 1),
-    TRT_ENTRY(module_unload, "cuModuleUnload", 1),
-    TRT_ENTRY(module_get_function, "cuModuleGetFunction", 1),
-    TRT_ENTRY(func_set_attribute, "cuFuncSetAttribute", 1),
-    TRT_ENTRY(launch_kernel, "cuLaunchKernel", 1),
-    /* optional: only the features that need them fail without them */
-    TRT_ENTRY(ctx_get_id, "cuCtxGetId", 0),
-    TRT_ENTRY(launch_kernel_ex, "cuLaunchKernelEx", 0),
-    TRT_ENTRY(mem_alloc_async, "cuMemAllocAsync", 0),
-    TRT_ENTRY(mem_free_async, "cuMemFreeAsync", 0),
-    TRT_ENTRY(stream_get_id, "cuStreamGetId", 0),
-    TRT_ENTRY(stream_is_capturing, "cuStreamIsCapturing", 0),
-    TRT_ENTRY(tensor_map_encode_tiled, "cuTensorMapEncodeTiled", 0),
-    TRT_ENTRY(memset_d8_async, "cuMemsetD8Async", 0),
-    TRT_ENTRY(memset_d16_async, "cuMemsetD16Async", 0),
-    TRT_ENTRY(memset_d32_async, "cuMemsetD32Async", 0),
-    TRT_ENTRY(memset_d2d8_async, "cuMemsetD2D8Async", 0),
-    TRT_ENTRY(memset_d2d16_async, "cuMemsetD2D16Async", 0),
-    TRT_ENTRY(memset_d2d32_async, "cuMemsetD2D32Async", 0),
-    {0, NULL, 0},
-};
-
 /* The driver table, module cache, scratch and launch that every backend shares. */
 #include "trt_core.inc"
 

@@ -49,66 +49,42 @@
 #define TRT_ARCH int /* the SM: 80 for sm_80 */
 #define TRT_RT(name) trt_##name
 
-/* ---- driver entry points --------------------------------------------------------------------
- * Our own pointer typedefs (not cuda.h's names) so that -DCUDA_API_PER_THREAD_DEFAULT_STREAM or
- * the _v2 renaming macros in cuda.h cannot rewrite them. */
-typedef CUresult (*trt_pfn_ctx_get_current)(CUcontext *);
-typedef CUresult (*trt_pfn_ctx_get_id)(CUcontext, unsigned long long *);
-typedef CUresult (*trt_pfn_ctx_get_device)(CUdevice *);
-typedef CUresult (*trt_pfn_device_get_attribute)(int *, CUdevice_attribute, CUdevice);
-typedef CUresult (*trt_pfn_module_load_data)(CUmodule *, const void *);
-typedef CUresult (*trt_pfn_module_unload)(CUmodule);
-typedef CUresult (*trt_pfn_module_get_function)(CUfunction *, CUmodule, const char *);
-typedef CUresult (*trt_pfn_func_set_attribute)(CUfunction, CUfunction_attribute, int);
-typedef CUresult (*trt_pfn_launch_kernel)(CUfunction, unsigned int, unsigned int, unsigned int,
-                                          unsigned int, unsigned int, unsigned int, unsigned int,
-                                          CUstream, void **, void **);
-typedef CUresult (*trt_pfn_launch_kernel_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
-typedef CUresult (*trt_pfn_mem_alloc_async)(CUdeviceptr *, size_t, CUstream);
-typedef CUresult (*trt_pfn_mem_free_async)(CUdeviceptr, CUstream);
-typedef CUresult (*trt_pfn_stream_get_id)(CUstream, unsigned long long *);
-typedef CUresult (*trt_pfn_stream_is_capturing)(CUstream, CUstreamCaptureStatus *);
-typedef CUresult (*trt_pfn_memset_d8_async)(CUdeviceptr, unsigned char, size_t, CUstream);
-typedef CUresult (*trt_pfn_memset_d16_async)(CUdeviceptr, unsigned short, size_t, CUstream);
-typedef CUresult (*trt_pfn_memset_d32_async)(CUdeviceptr, unsigned int, size_t, CUstream);
-typedef CUresult (*trt_pfn_memset_d2d8_async)(CUdeviceptr, size_t, unsigned char, size_t, size_t,
-                                              CUstream);
-typedef CUresult (*trt_pfn_memset_d2d16_async)(CUdeviceptr, size_t, unsigned short, size_t,
-                                               size_t, CUstream);
-typedef CUresult (*trt_pfn_memset_d2d32_async)(CUdeviceptr, size_t, unsigned int, size_t, size_t,
-                                               CUstream);
-typedef CUresult (*trt_pfn_tensor_map_encode_tiled)(
-    CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *,
-    const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-    CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-typedef struct trt_driver {
-  CUresult status; /* CUDA_SUCCESS once every required entry point resolved */
-  /* required (present in every driver that can run Triton kernels) */
-  trt_pfn_ctx_get_current ctx_get_current;
-  trt_pfn_ctx_get_device ctx_get_device;
-  trt_pfn_device_get_attribute device_get_attribute;
-  trt_pfn_module_load_data module_load_data;
-  trt_pfn_module_unload module_unload;
-  trt_pfn_module_get_function module_get_function;
-  trt_pfn_func_set_attribute func_set_attribute;
-  trt_pfn_launch_kernel launch_kernel;
-  /* optional: NULL on older drivers; only the features that need them fail */
-  trt_pfn_ctx_get_id ctx_get_id;             /* CUDA 12.0 */
-  trt_pfn_launch_kernel_ex launch_kernel_ex; /* CUDA 11.8 */
-  trt_pfn_mem_alloc_async mem_alloc_async;   /* CUDA 11.2 */
-  trt_pfn_mem_free_async mem_free_async;     /* CUDA 11.2 */
-  trt_pfn_stream_get_id stream_get_id;       /* CUDA 12.0: reusable scratch per stream */
-  trt_pfn_stream_is_capturing stream_is_capturing; /* CUDA 10.0: no reuse under capture */
-  trt_pfn_tensor_map_encode_tiled tensor_map_encode_tiled; /* CUDA 12.0: host TMA descriptors */
-  /* reset_to_zero (CUDA 3.2; optional so that libraries without it never need them) */
-  trt_pfn_memset_d8_async memset_d8_async;
-  trt_pfn_memset_d16_async memset_d16_async;
-  trt_pfn_memset_d32_async memset_d32_async;
-  trt_pfn_memset_d2d8_async memset_d2d8_async;
-  trt_pfn_memset_d2d16_async memset_d2d16_async;
-  trt_pfn_memset_d2d32_async memset_d2d32_async;
-} trt_driver;
+/* ---- driver entry points -------------------------------------------------------------------- */
+#define TRT_LIBRARIES "libcuda.so.1"
+#define TRT_API_MODULE_LOAD_DATA "cuModuleLoadData"
+#define TRT_API_MODULE_UNLOAD "cuModuleUnload"
+#define TRT_API_MODULE_GET_FUNCTION "cuModuleGetFunction"
+#define TRT_API_LAUNCH_KERNEL "cuLaunchKernel"
+#define TRT_API_MEM_ALLOC_ASYNC "cuMemAllocAsync" /* CUDA 11.2 */
+#define TRT_API_MEM_FREE_ASYNC "cuMemFreeAsync"   /* CUDA 11.2 */
+/* Beyond the core's: X(field, name, required, (parameters)); optional ones are NULL on older
+ * drivers, and only the features that need them fail. */
+#define TRT_BACKEND_ENTRIES(X)                                                                  \
+  X(ctx_get_current, "cuCtxGetCurrent", 1, (CUcontext *))                                      \
+  X(ctx_get_device, "cuCtxGetDevice", 1, (CUdevice *))                                         \
+  X(device_get_attribute, "cuDeviceGetAttribute", 1, (int *, CUdevice_attribute, CUdevice))    \
+  X(func_set_attribute, "cuFuncSetAttribute", 1, (CUfunction, CUfunction_attribute, int))      \
+  X(ctx_get_id, "cuCtxGetId", 0, (CUcontext, unsigned long long *)) /* CUDA 12.0 */            \
+  X(launch_kernel_ex, "cuLaunchKernelEx", 0,                        /* CUDA 11.8 */            \
+    (const CUlaunchConfig *, CUfunction, void **, void **))                                    \
+  /* CUDA 12.0 and 10.0: the reusable scratch per stream, never under capture */               \
+  X(stream_get_id, "cuStreamGetId", 0, (CUstream, unsigned long long *))                       \
+  X(stream_is_capturing, "cuStreamIsCapturing", 0, (CUstream, CUstreamCaptureStatus *))        \
+  /* CUDA 12.0: host TMA descriptors */                                                        \
+  X(tensor_map_encode_tiled, "cuTensorMapEncodeTiled", 0,                                      \
+    (CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,               \
+     const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,        \
+     CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill))                     \
+  /* reset_to_zero (CUDA 3.2; optional so that libraries without it never need them) */        \
+  X(memset_d8_async, "cuMemsetD8Async", 0, (CUdeviceptr, unsigned char, size_t, CUstream))     \
+  X(memset_d16_async, "cuMemsetD16Async", 0, (CUdeviceptr, unsigned short, size_t, CUstream))  \
+  X(memset_d32_async, "cuMemsetD32Async", 0, (CUdeviceptr, unsigned int, size_t, CUstream))    \
+  X(memset_d2d8_async, "cuMemsetD2D8Async", 0,                                                 \
+    (CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream))                            \
+  X(memset_d2d16_async, "cuMemsetD2D16Async", 0,                                               \
+    (CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream))                           \
+  X(memset_d2d32_async, "cuMemsetD2D32Async", 0,                                               \
+    (CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream))
 
 /* trt_target, trt_kernel_info, trt_kernel and the functions every backend has. */
 #include "trt_core.h"
