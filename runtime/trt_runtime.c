@@ -1,6 +1,9 @@
-/* rules_triton runtime (see trt_runtime.h): driver table, per-context module cache, launch.
- * Compiled once per build into the `@rules_triton//runtime` cc_library that every generated
- * kernel library depends on. Nothing here exits, aborts or prints. */
+/* rules_triton CUDA runtime (see trt_runtime.h): the runtime core (trt_core.inc: driver table,
+ * per-context module cache, launch) with the CUDA hooks (contexts, SM targets and the PTX
+ * fallback, cuLaunchKernelEx, per-stream scratch), and what only CUDA libraries have:
+ * reset_to_zero, device attributes for grids, host tensor descriptors. Compiled once per build
+ * into the `@rules_triton//runtime` cc_library that every generated CUDA kernel library depends
+ * on. Nothing here exits, aborts or prints. */
 #include "trt_runtime.h"
 
 #include <pthread.h>

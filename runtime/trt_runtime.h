@@ -1,4 +1,5 @@
-/* rules_triton runtime: what every generated kernel library calls (runtime/trt_runtime.c).
+/* rules_triton runtime: what every generated CUDA kernel library calls (runtime/trt_runtime.c):
+ * the CUDA table of the runtime core (trt_core.h) and the CUDA-only features.
  *
  * Compiled once (the `@rules_triton//runtime` cc_library), not pasted into each variant: one
  * driver table, one lock and one once-flag per process, shared by every kernel library linked
