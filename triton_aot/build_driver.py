@@ -118,16 +118,13 @@ def make_driver(backend: str, arch: Any, warp_size: int, flag: str = "--kernel_p
 @contextlib.contextmanager
 def answering_for(backend: str, arch: Any, warp_size: int,
                   flag: str = "--kernel_path") -> Iterator[Any]:
-    """Installs the build-time driver as `triton.runtime.driver.active` for the block, and the
-    build-time torch.cuda answers (build_torch_cuda) beside it."""
+    """Installs the build-time driver as `triton.runtime.driver.active` for the block."""
     from triton.runtime.driver import driver as config
-    from triton_aot import build_torch_cuda
 
     saved = config._active  # private, but the same in triton 3.5-3.9 (see triton_adapter)
     build_driver = make_driver(backend, arch, warp_size, flag)
     config.set_active(build_driver)
     try:
-        with build_torch_cuda.answering_for(backend, arch, warp_size, flag):
-            yield build_driver
+        yield build_driver
     finally:
         config._active = saved

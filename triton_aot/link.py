@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 
 from absl import flags
 
-from triton_aot import abi, c_library, cli, tuning
+from triton_aot import abi, c_library, cli, record_reader, tuning
 from triton_aot.c_library import Algo, LibraryPlan, TargetSlot, TunedDispatch, Variant
 from triton_aot.c_parts import Image
 from triton_aot.errors import UserError
@@ -69,7 +69,7 @@ def load_variant(path: str) -> Variant:
     except OSError as e:
         raise UserError(f"cannot read {path}: {e.strerror}") from None
     try:
-        record = VariantRecord.from_json(text)
+        record = record_reader.read_json(text)
     except RecordError as e:
         if e.message.startswith("not valid JSON"):
             raise UserError(f"{path} is not valid JSON: {e.message[len('not valid JSON: '):]}") \

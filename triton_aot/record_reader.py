@@ -1,4 +1,4 @@
-"""Reads a variant record back from its JSON (`VariantRecord.from_dict`): the one validation of
+"""Reads a variant record back from its JSON (`read_json`, `read`): the one validation of
 a record.
 
 A record crosses a process boundary: the compile action writes it, the link action (perhaps on
@@ -10,6 +10,7 @@ between fields are checked here, once, and a bad record is a RecordError naming 
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -21,6 +22,15 @@ from triton_aot.variant import (FORMAT, HIP_ARCH, MAXNREG_MAX, MAXNREG_MIN, TMA_
                                 TMA_ELEM_SIZES, TMA_MAX_BOX, TMA_SWIZZLES, Arg, AutotuneRecord,
                                 LaunchConfig, RecordError, ResetRegion, Target, TmaInfo,
                                 VariantRecord)
+
+
+def read_json(text: str) -> VariantRecord:
+    """A record from its JSON text (`--out_json`), validated."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise RecordError(f"not valid JSON: {e}") from None
+    return read(data)
 
 
 def read(d: Any) -> VariantRecord:

@@ -347,10 +347,10 @@ def empty_table(name: str, key: Sequence[str], records_by_algo: dict[int, Any]) 
 def records_by_algo(paths: Iterable[str | Path], name: str | None = None) -> dict[int, Any]:
     """One variant record per algo index, from a library's metadata files (the `metadata`
     output group); `name`: only the records whose symbol starts with `name`_a."""
-    from triton_aot.variant import VariantRecord
+    from triton_aot import record_reader
     out: dict[int, Any] = {}
     for p in sorted(map(Path, paths)):
-        rec = VariantRecord.from_json(p.read_text(encoding="utf-8"))
+        rec = record_reader.read_json(p.read_text(encoding="utf-8"))
         if name is not None and not rec.symbol.startswith(f"{name}_a"):
             continue
         if rec.algo_index is None:

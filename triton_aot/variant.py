@@ -379,17 +379,3 @@ class VariantRecord:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=True, allow_nan=False) + "\n"
-
-    @classmethod
-    def from_json(cls, text: str) -> "VariantRecord":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise RecordError(f"not valid JSON: {e}") from None
-        return cls.from_dict(data)
-
-    @classmethod
-    def from_dict(cls, d: Any) -> "VariantRecord":
-        """The one validation of a record (record_reader.read)."""
-        from triton_aot import record_reader  # it builds records of this module's types
-        return record_reader.read(d)

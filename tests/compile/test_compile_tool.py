@@ -511,15 +511,15 @@ def test_hermetic_env_sanitises_and_restores(monkeypatch):
 
 
 def test_metadata_round_trip(add80):
-    from triton_aot.variant import VariantRecord
+    from triton_aot import record_reader
     text = (add80 / "k.json").read_text()
-    meta = VariantRecord.from_json(text)
+    meta = record_reader.read_json(text)
     assert meta.to_json() == text
     assert [a.name for a in meta.runtime_args] == ["x_ptr", "y_ptr", "out_ptr", "n"]
     with pytest.raises(triton_aot.errors.UserError, match="is not 'rules_triton.variant.v2'"):
-        VariantRecord.from_json('{"format": "other"}')
+        record_reader.read_json('{"format": "other"}')
     with pytest.raises(triton_aot.errors.UserError, match="not valid JSON"):
-        VariantRecord.from_json("{")
+        record_reader.read_json("{")
 
 
 def test_param_file_formats(tmp_path):
