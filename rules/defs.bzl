@@ -6,6 +6,7 @@
 
 load("//rules/private:algo.bzl", _triton_algo = "triton_algo")
 load("//rules/private:autotune.bzl", _triton_autotune_algos = "triton_autotune_algos")
+load("//rules/private:cuda_headers.bzl", _triton_cuda_headers = "triton_cuda_headers")
 load("//rules/private:current_cuda_headers.bzl", _current_cuda_headers = "current_cuda_headers")
 load("//rules/private:kernel_library.bzl", _triton_kernel_library = "triton_kernel_library")
 load("//rules/private:providers.bzl", _TritonKernelInfo = "TritonKernelInfo", _TritonToolchainInfo = "TritonToolchainInfo")
@@ -14,6 +15,7 @@ load("//rules/private:toolchain.bzl", _triton_toolchain = "triton_toolchain")
 current_cuda_headers = _current_cuda_headers
 triton_algo = _triton_algo
 triton_autotune_algos = _triton_autotune_algos
+triton_cuda_headers = _triton_cuda_headers
 triton_kernel_library = _triton_kernel_library
 triton_toolchain = _triton_toolchain
 TritonKernelInfo = _TritonKernelInfo

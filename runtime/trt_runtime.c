@@ -1,85 +1,29 @@
-/* rules_triton runtime (see trt_runtime.h): driver table, per-context module cache, launch.
- * Compiled once per build into the `@rules_triton//runtime` cc_library that every generated
- * kernel library depends on. Nothing here exits, aborts or prints. */
+/* rules_triton CUDA runtime (see trt_runtime.h): the runtime core (trt_core.inc: driver table,
+ * per-context module cache, launch) with the CUDA hooks (contexts, SM targets and the PTX
+ * fallback, cuLaunchKernelEx, per-stream scratch), and what only CUDA libraries have:
+ * reset_to_zero, device attributes for grids, host tensor descriptors. Compiled once per build
+ * into the `@rules_triton//runtime` cc_library that every generated CUDA kernel library depends
+ * on. Nothing here exits, aborts or prints. */
 #include "trt_runtime.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* GCC/Clang atomic builtins work identically in C and C++ (unlike <stdatomic.h> vs <atomic>). */
-#define TRT_LOAD_ACQUIRE(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define TRT_STORE_RELEASE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-
 /* Dynamic shared memory above this needs the per-function opt-in attribute. */
 #define TRT_DEFAULT_SHARED_LIMIT 49152u
 
-static trt_driver trt_drv;
-static pthread_once_t trt_drv_once = PTHREAD_ONCE_INIT;
-/* Serialises module loads/unloads and cache insertions of every kernel library in the process. */
-static pthread_mutex_t trt_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* dlsym returns void*; memcpy into the function pointer is the conversion that is well-defined
- * in both C and C++ without -Wpedantic complaints. */
-#define TRT_RESOLVE(lib, field, name)                 \
-  do {                                                \
-    void *trt_sym_ = dlsym((lib), (name));            \
-    memcpy(&trt_drv.field, &trt_sym_, sizeof trt_sym_); \
-  } while (0)
-
-static void trt_driver_init(void) {
-  /* Never dlclose'd: function pointers stay valid for the life of the process. */
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (lib == NULL) {
-    trt_drv.status = CUDA_ERROR_NO_DEVICE;
-    return;
-  }
-  TRT_RESOLVE(lib, ctx_get_current, "cuCtxGetCurrent");
-  TRT_RESOLVE(lib, ctx_get_device, "cuCtxGetDevice");
-  TRT_RESOLVE(lib, device_get_attribute, "cuDeviceGetAttribute");
-  TRT_RESOLVE(lib, module_load_data, "cuModuleLoadData");
-  TRT_RESOLVE(lib, module_unload, "cuModuleUnload");
-  TRT_RESOLVE(lib, module_get_function, "cuModuleGetFunction");
-  TRT_RESOLVE(lib, func_set_attribute, "cuFuncSetAttribute");
-  TRT_RESOLVE(lib, launch_kernel, "cuLaunchKernel");
-  TRT_RESOLVE(lib, ctx_get_id, "cuCtxGetId");
-  TRT_RESOLVE(lib, launch_kernel_ex, "cuLaunchKernelEx");
-  TRT_RESOLVE(lib, mem_alloc_async, "cuMemAllocAsync");
-  TRT_RESOLVE(lib, mem_free_async, "cuMemFreeAsync");
-  TRT_RESOLVE(lib, stream_get_id, "cuStreamGetId");
-  TRT_RESOLVE(lib, stream_is_capturing, "cuStreamIsCapturing");
-  TRT_RESOLVE(lib, tensor_map_encode_tiled, "cuTensorMapEncodeTiled");
-  TRT_RESOLVE(lib, memset_d8_async, "cuMemsetD8Async");
-  TRT_RESOLVE(lib, memset_d16_async, "cuMemsetD16Async");
-  TRT_RESOLVE(lib, memset_d32_async, "cuMemsetD32Async");
-  TRT_RESOLVE(lib, memset_d2d8_async, "cuMemsetD2D8Async");
-  TRT_RESOLVE(lib, memset_d2d16_async, "cuMemsetD2D16Async");
-  TRT_RESOLVE(lib, memset_d2d32_async, "cuMemsetD2D32Async");
-  if (!trt_drv.ctx_get_current || !trt_drv.ctx_get_device || !trt_drv.device_get_attribute ||
-      !trt_drv.module_load_data || !trt_drv.module_unload || !trt_drv.module_get_function ||
-      !trt_drv.func_set_attribute || !trt_drv.launch_kernel) {
-    trt_drv.status = CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND;
-    return;
-  }
-  trt_drv.status = CUDA_SUCCESS;
-}
-
-/* Resolves the driver once per process (pthread_once makes the table visible to every thread). */
-CUresult trt_driver_get(const trt_driver **out) {
-  pthread_once(&trt_drv_once, trt_driver_init);
-  *out = &trt_drv;
-  return trt_drv.status;
-}
+/* The driver table, module cache, scratch and launch that every backend shares. */
+#include "trt_core.inc"
 
 /* ---- current context ----------------------------------------------------------------------- */
 
 /* Cache key of the current context: cuCtxGetId is unique for the life of the process, so a new
  * context allocated at a destroyed one's address never sees stale modules.  Drivers without it
  * fall back to the CUcontext pointer. */
-CUresult trt_context_key(const trt_driver *d, unsigned long long *key) {
+static CUresult trt_current_key(const trt_driver *d, unsigned long long *key) {
   CUcontext ctx = NULL;
   CUresult r = d->ctx_get_current(&ctx);
   if (r != CUDA_SUCCESS) return r;
@@ -113,7 +57,7 @@ static int trt_ptx_runs_on(int arch, int sm) { return arch == sm || (arch < 90 &
 
 /* Exact SM, else the highest compatible lower SM of the same major, else the highest target whose
  * PTX can be JIT-compiled for this SM; -1 when nothing can run. */
-int trt_pick_target(const trt_target *targets, int n, int sm) {
+static int trt_pick_target(const trt_target *targets, int n, int sm) {
   int best = -1, i;
   for (i = 0; i < n; ++i)
     if (trt_cubin_runs_on(targets[i].arch, sm) && (best < 0 || targets[i].arch > targets[best].arch))
@@ -126,19 +70,29 @@ int trt_pick_target(const trt_target *targets, int n, int sm) {
   return best;
 }
 
+static CUresult trt_current_target(const trt_driver *d, unsigned long long key,
+                                   const trt_target *targets, int n, int *target, int *sm) {
+  CUdevice dev = 0;
+  CUresult r = trt_context_device(d, &dev, sm);
+  (void)key; /* the current context's */
+  if (r != CUDA_SUCCESS) return r;
+  *target = trt_pick_target(targets, n, *sm);
+  return *target < 0 ? CUDA_ERROR_NO_BINARY_FOR_GPU : CUDA_SUCCESS;
+}
 
 /* ---- kernels ------------------------------------------------------------------------------- */
 
 /* Loads the module into the current context. Caller holds trt_lock. */
-static CUresult trt_module_load(const trt_driver *d, const trt_kernel_info *k, CUmodule *mod,
-                                CUfunction *fn) {
+static CUresult trt_module_load(const trt_driver *d, const trt_kernel_info *k,
+                                unsigned long long key, CUmodule *mod, CUfunction *fn) {
   CUdevice dev = 0;
   int sm = 0;
   const void *image;
   CUresult r = trt_context_device(d, &dev, &sm);
+  (void)key; /* the current context's */
   if (r != CUDA_SUCCESS) return r;
   if (trt_cubin_runs_on(k->arch, sm))
-    image = k->cubin;
+    image = k->image;
   else if (k->ptx != NULL && trt_ptx_runs_on(k->arch, sm))
     image = k->ptx;
   else
@@ -164,114 +118,6 @@ static CUresult trt_module_load(const trt_driver *d, const trt_kernel_info *k, C
     *mod = NULL;
   }
   return r;
-}
-
-/* Slow path: first use in this context. Loads once even when many threads race here. */
-static CUresult trt_kernel_load_key(const trt_driver *d, trt_kernel *k, unsigned long long key,
-                                    CUfunction *out) {
-  CUresult r = CUDA_SUCCESS;
-  trt_slot *s;
-  pthread_mutex_lock(&trt_lock);
-  s = trt_slot_find(&k->slots, key);
-  if (s != NULL && s->value != 0) {
-    *out = (CUfunction)s->value;
-  } else {
-    CUmodule mod = NULL;
-    CUfunction fn = NULL;
-    r = trt_module_load(d, k->info, &mod, &fn);
-    if (r == CUDA_SUCCESS) {
-      s = trt_slot_get_or_add(&k->slots, key);
-      if (s == NULL) {
-        d->module_unload(mod);
-        r = CUDA_ERROR_OUT_OF_MEMORY;
-      } else {
-        s->module = mod;
-        TRT_STORE_RELEASE(&s->value, (uintptr_t)fn);
-        *out = fn;
-      }
-    }
-  }
-  pthread_mutex_unlock(&trt_lock);
-  return r;
-}
-
-/* The CUfunction for the context whose cache key is `key` (the current one), loading the module on
- * first use. Lock-free when cached. */
-static CUresult trt_kernel_function_in(const trt_driver *d, trt_kernel *k, unsigned long long key,
-                                       CUfunction *out) {
-  trt_slot *s = trt_slot_find(&k->slots, key);
-  if (s != NULL) {
-    uintptr_t v = TRT_LOAD_ACQUIRE(&s->value);
-    if (v != 0) {
-      *out = (CUfunction)v;
-      return CUDA_SUCCESS;
-    }
-  }
-  return trt_kernel_load_key(d, k, key, out);
-}
-
-/* The same for the current context, resolving the driver and the context key first. */
-static CUresult trt_kernel_function(trt_kernel *k, const trt_driver **drv, CUfunction *out) {
-  unsigned long long key = 0;
-  CUresult r = trt_driver_get(drv);
-  if (r != CUDA_SUCCESS) return r;
-  r = trt_context_key(*drv, &key);
-  if (r != CUDA_SUCCESS) return r;
-  return trt_kernel_function_in(*drv, k, key, out);
-}
-
-CUresult trt_kernel_load(trt_kernel *k) {
-  const trt_driver *d;
-  CUfunction fn;
-  return trt_kernel_function(k, &d, &fn);
-}
-
-/* Unloads from the current context only; other contexts keep their modules.  Must not race with
- * launches of the same kernel in the same context (as with any cuModuleUnload). */
-CUresult trt_kernel_unload(trt_kernel *k) {
-  const trt_driver *d;
-  unsigned long long key = 0;
-  trt_slot *s;
-  CUresult r = trt_driver_get(&d);
-  if (r != CUDA_SUCCESS) return r;
-  r = trt_context_key(d, &key);
-  if (r != CUDA_SUCCESS) return r;
-  pthread_mutex_lock(&trt_lock);
-  s = trt_slot_find(&k->slots, key);
-  if (s != NULL && s->value != 0) {
-    TRT_STORE_RELEASE(&s->value, (uintptr_t)0);
-    r = d->module_unload((CUmodule)s->module);
-    s->module = NULL;
-  }
-  pthread_mutex_unlock(&trt_lock);
-  return r;
-}
-
-/* Stream-ordered scratch: `per_cta` bytes for each of `ctas` CTAs, aligned to `align`.
- * cuMemAllocAsync guarantees 256-byte alignment; larger alignments over-allocate and round up.
- * *raw is what must be freed (0 when nothing was allocated). */
-static CUresult trt_scratch_alloc(const trt_driver *d, unsigned long long per_cta,
-                                  unsigned long long align, unsigned long long ctas, CUstream stream,
-                                  CUdeviceptr *raw, CUdeviceptr *aligned) {
-  unsigned long long bytes = 0;
-  *raw = 0;
-  *aligned = 0;
-  if (per_cta == 0) return CUDA_SUCCESS;
-  if (d->mem_alloc_async == NULL || d->mem_free_async == NULL) return CUDA_ERROR_NOT_SUPPORTED;
-  if (align == 0 || (align & (align - 1)) != 0) return CUDA_ERROR_INVALID_VALUE;
-  if (__builtin_mul_overflow(per_cta, ctas, &bytes)) return CUDA_ERROR_INVALID_VALUE;
-  if (align > 256 && __builtin_add_overflow(bytes, align - 1, &bytes))
-    return CUDA_ERROR_INVALID_VALUE;
-  if ((unsigned long long)(size_t)bytes != bytes) return CUDA_ERROR_INVALID_VALUE;
-  {
-    CUresult r = d->mem_alloc_async(raw, (size_t)bytes, stream);
-    if (r != CUDA_SUCCESS) {
-      *raw = 0;
-      return r;
-    }
-  }
-  *aligned = (CUdeviceptr)((*raw + (align - 1)) & ~(CUdeviceptr)(align - 1));
-  return CUDA_SUCCESS;
 }
 
 /* ---- reusable scratch: one buffer per (context, stream) -------------------------------------
@@ -417,92 +263,18 @@ static CUresult trt_launch_ex(const trt_driver *d, const trt_kernel_info *k, CUf
   return d->launch_kernel_ex(&cfg, fn, params, NULL);
 }
 
-static CUresult trt_launch_fn(const trt_driver *d, const trt_kernel_info *info, CUfunction fn,
-                              unsigned long long gx, const int64_t grid[3], CUstream stream,
-                              void **params) {
-  if (info->num_ctas != 1 || info->cooperative || info->pdl)
-    return trt_launch_ex(d, info, fn, (unsigned int)gx, (unsigned int)grid[1],
-                         (unsigned int)grid[2], stream, params);
-  return d->launch_kernel(fn, (unsigned int)gx, (unsigned int)grid[1], (unsigned int)grid[2],
-                          info->block_x, 1, 1, info->shared, stream, params, NULL);
-}
-
-/* The checks of a non-empty grid: no negative dimension, x * num_ctas, y and z within 32 bits,
- * and the CTA count (for scratch) within 64 bits. */
-static CUresult trt_grid_check(const trt_kernel_info *info, const int64_t grid[3],
-                               unsigned long long *gx, unsigned long long *ctas) {
-  if (grid[0] < 0 || grid[1] < 0 || grid[2] < 0) return CUDA_ERROR_INVALID_VALUE;
-  if (__builtin_mul_overflow((unsigned long long)grid[0], (unsigned long long)info->num_ctas, gx) ||
-      *gx > 0xFFFFFFFFull || (unsigned long long)grid[1] > 0xFFFFFFFFull ||
-      (unsigned long long)grid[2] > 0xFFFFFFFFull)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (__builtin_mul_overflow(*gx, (unsigned long long)grid[1], ctas) ||
-      __builtin_mul_overflow(*ctas, (unsigned long long)grid[2], ctas))
-    return CUDA_ERROR_INVALID_VALUE;
-  return CUDA_SUCCESS;
-}
-
-/* Launches the loaded `fn` of `k` (grid checked by trt_grid_check): scratch, then the launch. */
-static CUresult trt_launch_loaded(const trt_driver *d, unsigned long long key, trt_kernel *k,
-                                  CUfunction fn, CUstream stream, const int64_t grid[3],
-                                  unsigned long long gx, unsigned long long ctas, void **params,
-                                  CUdeviceptr scratch[2]) {
-  const trt_kernel_info *info = k->info;
-  CUdeviceptr gs_raw = 0, ps_raw = 0;
-  CUresult r, r2;
-  if (info->global_scratch_size != 0 || info->profile_scratch_size != 0) {
-    trt_scratch_slot *slot = trt_scratch_slot_for(d, key, stream);
-    if (slot != NULL) {
-      pthread_mutex_lock(&slot->lock);
-      r = trt_scratch_reserve(d, slot, info, ctas, stream, scratch);
-      if (r == CUDA_SUCCESS) r = trt_launch_fn(d, info, fn, gx, grid, stream, params);
-      pthread_mutex_unlock(&slot->lock);
-      return r;
-    }
-  }
-  r = trt_scratch_alloc(d, info->global_scratch_size, info->global_scratch_align, ctas, stream,
-                        &gs_raw, &scratch[0]);
-  if (r != CUDA_SUCCESS) return r;
-  r = trt_scratch_alloc(d, info->profile_scratch_size, info->profile_scratch_align, ctas, stream,
-                        &ps_raw, &scratch[1]);
-  if (r == CUDA_SUCCESS) r = trt_launch_fn(d, info, fn, gx, grid, stream, params);
-  /* Stream-ordered frees run after the kernel; they are issued even when the launch failed. */
-  if (ps_raw != 0) {
-    r2 = d->mem_free_async(ps_raw, stream);
-    if (r == CUDA_SUCCESS) r = r2;
-  }
-  if (gs_raw != 0) {
-    r2 = d->mem_free_async(gs_raw, stream);
-    if (r == CUDA_SUCCESS) r = r2;
-  }
-  return r;
-}
-
-/* Launches kernel `k` on a grid of `grid` (in clusters along x when num_ctas > 1, as Triton's own
- * launcher does).  The last two entries of `params` (global_scratch and profile_scratch, which
- * every Triton 3.6 kernel takes) point at scratch[0] and scratch[1], which are filled in here.
- * `d` and `key` are the driver table and the current context's cache key when the caller (the
- * dispatcher) has them already, so that a dispatched launch asks the driver for the context once,
- * not twice; d == NULL means "look them up". */
-CUresult trt_kernel_launch_slow(const trt_driver *d, unsigned long long key, trt_kernel *k,
-                                     CUstream stream, const int64_t grid[3], void **params,
-                                     CUdeviceptr scratch[2]) {
-  CUfunction fn = NULL;
-  unsigned long long gx = 0, ctas = 0;
-  CUresult r;
-  /* An empty grid is a successful no-op; it does not even need a driver or a context. */
-  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return CUDA_SUCCESS;
-  r = trt_grid_check(k->info, grid, &gx, &ctas);
-  if (r != CUDA_SUCCESS) return r;
-  if (d == NULL) {
-    r = trt_driver_get(&d);
-    if (r != CUDA_SUCCESS) return r;
-    r = trt_context_key(d, &key);
-    if (r != CUDA_SUCCESS) return r;
-  }
-  r = trt_kernel_function_in(d, k, key, &fn);
-  if (r != CUDA_SUCCESS) return r;
-  return trt_launch_loaded(d, key, k, fn, stream, grid, gx, ctas, params, scratch);
+static int trt_launch_reusing_scratch(const trt_driver *d, unsigned long long key,
+                                      const trt_kernel_info *k, CUfunction fn, CUstream stream,
+                                      const int64_t grid[3], unsigned long long gx,
+                                      unsigned long long ctas, void **params,
+                                      CUdeviceptr scratch[2], CUresult *r) {
+  trt_scratch_slot *slot = trt_scratch_slot_for(d, key, stream);
+  if (slot == NULL) return 0;
+  pthread_mutex_lock(&slot->lock);
+  *r = trt_scratch_reserve(d, slot, k, ctas, stream, scratch);
+  if (*r == CUDA_SUCCESS) *r = trt_launch_fn(d, k, fn, gx, grid, stream, params);
+  pthread_mutex_unlock(&slot->lock);
+  return 1;
 }
 
 /* ---- reset_to_zero: memsets on the launch stream before the launch ---------------------------- */
@@ -603,9 +375,7 @@ CUresult trt_kernel_launch_zeroed(const trt_driver *d, unsigned long long key, t
   }
   if (empty && !any) return CUDA_SUCCESS; /* nothing to do: no driver needed */
   if (d == NULL) {
-    r = trt_driver_get(&d);
-    if (r != CUDA_SUCCESS) return r;
-    r = trt_context_key(d, &key);
+    r = trt_current(&d, &key);
     if (r != CUDA_SUCCESS) return r;
   }
   for (i = 0; i < n; ++i)
@@ -622,54 +392,6 @@ CUresult trt_kernel_launch_zeroed(const trt_driver *d, unsigned long long key, t
   }
   if (empty) return CUDA_SUCCESS;
   return trt_launch_loaded(d, key, k, fn, stream, grid, gx, ctas, params, scratch);
-}
-
-/* ---- dispatcher: per-context target selection ---------------------------------------------- */
-
-/* Index into `targets` for the current context's device, cached per context (lock-free hit).
- * Also hands back the driver table and the context's cache key, which the dispatcher passes on to
- * the variant it picks (trt_kernel_launch_in). */
-/* A target slot's value: (device SM << 16) | (target index + 1), so that the tuned dispatch
- * (NAME_auto) gets the context's SM from the same lock-free lookup as the target. */
-CUresult trt_select_target_sm(trt_slot **cache, const trt_target *targets, int n,
-                              const trt_driver **drv, unsigned long long *key, int *out,
-                              int *sm_out) {
-  const trt_driver *d;
-  trt_slot *s;
-  CUdevice dev = 0;
-  int sm = 0, t;
-  CUresult r = trt_driver_get(&d);
-  if (r != CUDA_SUCCESS) return r;
-  *drv = d;
-  r = trt_context_key(d, key);
-  if (r != CUDA_SUCCESS) return r;
-  s = trt_slot_find(cache, *key);
-  if (s != NULL) {
-    uintptr_t v = TRT_LOAD_ACQUIRE(&s->value);
-    if (v != 0) {
-      *out = (int)(v & 0xFFFFu) - 1;
-      *sm_out = (int)(v >> 16);
-      return CUDA_SUCCESS;
-    }
-  }
-  r = trt_context_device(d, &dev, &sm);
-  if (r != CUDA_SUCCESS) return r;
-  t = trt_pick_target(targets, n, sm);
-  if (t < 0) return CUDA_ERROR_NO_BINARY_FOR_GPU;
-  pthread_mutex_lock(&trt_lock);
-  s = trt_slot_get_or_add(cache, *key);
-  if (s != NULL && sm >= 0 && sm < 0x10000 && t < 0xFFFF)
-    TRT_STORE_RELEASE(&s->value, ((uintptr_t)sm << 16) | ((uintptr_t)t + 1));
-  pthread_mutex_unlock(&trt_lock);
-  *out = t; /* still correct when the cache insert ran out of memory: just not cached */
-  *sm_out = sm;
-  return CUDA_SUCCESS;
-}
-
-CUresult trt_select_target(trt_slot **cache, const trt_target *targets, int n,
-                           const trt_driver **drv, unsigned long long *key, int *out) {
-  int sm = 0;
-  return trt_select_target_sm(cache, targets, n, drv, key, out, &sm);
 }
 
 /* ---- device attributes for grids: per-context cache ------------------------------------------ */
@@ -691,7 +413,7 @@ CUresult trt_device_attribute(const trt_driver **d, unsigned long long *key, int
       *d = NULL;
       return r;
     }
-    r = trt_context_key(*d, key);
+    r = trt_current_key(*d, key);
     if (r != CUDA_SUCCESS) {
       *d = NULL;
       return r;

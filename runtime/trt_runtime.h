@@ -1,4 +1,5 @@
-/* rules_triton runtime: what every generated kernel library calls (runtime/trt_runtime.c).
+/* rules_triton runtime: what every generated CUDA kernel library calls (runtime/trt_runtime.c):
+ * the CUDA table of the runtime core (trt_core.h) and the CUDA-only features.
  *
  * Compiled once (the `@rules_triton//runtime` cc_library), not pasted into each variant: one
  * driver table, one lock and one once-flag per process, shared by every kernel library linked
@@ -33,146 +34,65 @@
 #include <cuda.h>
 #include <stdint.h>
 
-#include "trt_grid.h" /* the checked grid arithmetic the launchers call */
-#include "trt_slots.h" /* the per-context cache lists */
+/* ---- the backend table (trt_core.h) ---------------------------------------------------------- */
+#define TRT_STATUS CUresult
+#define TRT_SUCCESS CUDA_SUCCESS
+#define TRT_ERROR_INVALID_VALUE CUDA_ERROR_INVALID_VALUE
+#define TRT_ERROR_OUT_OF_MEMORY CUDA_ERROR_OUT_OF_MEMORY
+#define TRT_ERROR_NOT_SUPPORTED CUDA_ERROR_NOT_SUPPORTED
+#define TRT_ERROR_NO_DEVICE CUDA_ERROR_NO_DEVICE
+#define TRT_ERROR_SYMBOL_NOT_FOUND CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND
+#define TRT_ERROR_NO_BINARY CUDA_ERROR_NO_BINARY_FOR_GPU
+#define TRT_STREAM CUstream
+#define TRT_DEVICEPTR CUdeviceptr
+#define TRT_MODULE CUmodule
+#define TRT_FUNCTION CUfunction
+#define TRT_ARCH int /* the SM: 80 for sm_80 */
+#define TRT_RT(name) trt_##name
 
-#if defined(__GNUC__) || defined(__clang__)
-#define TRT_INTERNAL __attribute__((visibility("hidden")))
-#define TRT_INLINE static __inline__ __attribute__((unused, always_inline))
-#define TRT_THREAD_LOCAL __thread
-#else
-#define TRT_INTERNAL
-#define TRT_INLINE static inline
-#ifdef __cplusplus
-#define TRT_THREAD_LOCAL thread_local
-#else
-#define TRT_THREAD_LOCAL _Thread_local
-#endif
-#endif
+/* ---- driver entry points -------------------------------------------------------------------- */
+#define TRT_LIBRARIES "libcuda.so.1"
+#define TRT_API_MODULE_LOAD_DATA "cuModuleLoadData"
+#define TRT_API_MODULE_UNLOAD "cuModuleUnload"
+#define TRT_API_MODULE_GET_FUNCTION "cuModuleGetFunction"
+#define TRT_API_LAUNCH_KERNEL "cuLaunchKernel"
+#define TRT_API_MEM_ALLOC_ASYNC "cuMemAllocAsync" /* CUDA 11.2 */
+#define TRT_API_MEM_FREE_ASYNC "cuMemFreeAsync"   /* CUDA 11.2 */
+/* Beyond the core's: X(field, name, required, (parameters)); optional ones are NULL on older
+ * drivers, and only the features that need them fail. */
+#define TRT_BACKEND_ENTRIES(X)                                                                  \
+  X(ctx_get_current, "cuCtxGetCurrent", 1, (CUcontext *))                                      \
+  X(ctx_get_device, "cuCtxGetDevice", 1, (CUdevice *))                                         \
+  X(device_get_attribute, "cuDeviceGetAttribute", 1, (int *, CUdevice_attribute, CUdevice))    \
+  X(func_set_attribute, "cuFuncSetAttribute", 1, (CUfunction, CUfunction_attribute, int))      \
+  X(ctx_get_id, "cuCtxGetId", 0, (CUcontext, unsigned long long *)) /* CUDA 12.0 */            \
+  X(launch_kernel_ex, "cuLaunchKernelEx", 0,                        /* CUDA 11.8 */            \
+    (const CUlaunchConfig *, CUfunction, void **, void **))                                    \
+  /* CUDA 12.0 and 10.0: the reusable scratch per stream, never under capture */               \
+  X(stream_get_id, "cuStreamGetId", 0, (CUstream, unsigned long long *))                       \
+  X(stream_is_capturing, "cuStreamIsCapturing", 0, (CUstream, CUstreamCaptureStatus *))        \
+  /* CUDA 12.0: host TMA descriptors */                                                        \
+  X(tensor_map_encode_tiled, "cuTensorMapEncodeTiled", 0,                                      \
+    (CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,               \
+     const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,        \
+     CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill))                     \
+  /* reset_to_zero (CUDA 3.2; optional so that libraries without it never need them) */        \
+  X(memset_d8_async, "cuMemsetD8Async", 0, (CUdeviceptr, unsigned char, size_t, CUstream))     \
+  X(memset_d16_async, "cuMemsetD16Async", 0, (CUdeviceptr, unsigned short, size_t, CUstream))  \
+  X(memset_d32_async, "cuMemsetD32Async", 0, (CUdeviceptr, unsigned int, size_t, CUstream))    \
+  X(memset_d2d8_async, "cuMemsetD2D8Async", 0,                                                 \
+    (CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream))                            \
+  X(memset_d2d16_async, "cuMemsetD2D16Async", 0,                                               \
+    (CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream))                           \
+  X(memset_d2d32_async, "cuMemsetD2D32Async", 0,                                               \
+    (CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream))
+
+/* trt_target, trt_kernel_info, trt_kernel and the functions every backend has. */
+#include "trt_core.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ---- driver entry points --------------------------------------------------------------------
- * Our own pointer typedefs (not cuda.h's names) so that -DCUDA_API_PER_THREAD_DEFAULT_STREAM or
- * the _v2 renaming macros in cuda.h cannot rewrite them. */
-typedef CUresult (*trt_pfn_ctx_get_current)(CUcontext *);
-typedef CUresult (*trt_pfn_ctx_get_id)(CUcontext, unsigned long long *);
-typedef CUresult (*trt_pfn_ctx_get_device)(CUdevice *);
-typedef CUresult (*trt_pfn_device_get_attribute)(int *, CUdevice_attribute, CUdevice);
-typedef CUresult (*trt_pfn_module_load_data)(CUmodule *, const void *);
-typedef CUresult (*trt_pfn_module_unload)(CUmodule);
-typedef CUresult (*trt_pfn_module_get_function)(CUfunction *, CUmodule, const char *);
-typedef CUresult (*trt_pfn_func_set_attribute)(CUfunction, CUfunction_attribute, int);
-typedef CUresult (*trt_pfn_launch_kernel)(CUfunction, unsigned int, unsigned int, unsigned int,
-                                          unsigned int, unsigned int, unsigned int, unsigned int,
-                                          CUstream, void **, void **);
-typedef CUresult (*trt_pfn_launch_kernel_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
-typedef CUresult (*trt_pfn_mem_alloc_async)(CUdeviceptr *, size_t, CUstream);
-typedef CUresult (*trt_pfn_mem_free_async)(CUdeviceptr, CUstream);
-typedef CUresult (*trt_pfn_stream_get_id)(CUstream, unsigned long long *);
-typedef CUresult (*trt_pfn_stream_is_capturing)(CUstream, CUstreamCaptureStatus *);
-typedef CUresult (*trt_pfn_memset_d8_async)(CUdeviceptr, unsigned char, size_t, CUstream);
-typedef CUresult (*trt_pfn_memset_d16_async)(CUdeviceptr, unsigned short, size_t, CUstream);
-typedef CUresult (*trt_pfn_memset_d32_async)(CUdeviceptr, unsigned int, size_t, CUstream);
-typedef CUresult (*trt_pfn_memset_d2d8_async)(CUdeviceptr, size_t, unsigned char, size_t, size_t,
-                                              CUstream);
-typedef CUresult (*trt_pfn_memset_d2d16_async)(CUdeviceptr, size_t, unsigned short, size_t,
-                                               size_t, CUstream);
-typedef CUresult (*trt_pfn_memset_d2d32_async)(CUdeviceptr, size_t, unsigned int, size_t, size_t,
-                                               CUstream);
-typedef CUresult (*trt_pfn_tensor_map_encode_tiled)(
-    CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *,
-    const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-    CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-typedef struct trt_driver {
-  CUresult status; /* CUDA_SUCCESS once every required entry point resolved */
-  /* required (present in every driver that can run Triton kernels) */
-  trt_pfn_ctx_get_current ctx_get_current;
-  trt_pfn_ctx_get_device ctx_get_device;
-  trt_pfn_device_get_attribute device_get_attribute;
-  trt_pfn_module_load_data module_load_data;
-  trt_pfn_module_unload module_unload;
-  trt_pfn_module_get_function module_get_function;
-  trt_pfn_func_set_attribute func_set_attribute;
-  trt_pfn_launch_kernel launch_kernel;
-  /* optional: NULL on older drivers; only the features that need them fail */
-  trt_pfn_ctx_get_id ctx_get_id;             /* CUDA 12.0 */
-  trt_pfn_launch_kernel_ex launch_kernel_ex; /* CUDA 11.8 */
-  trt_pfn_mem_alloc_async mem_alloc_async;   /* CUDA 11.2 */
-  trt_pfn_mem_free_async mem_free_async;     /* CUDA 11.2 */
-  trt_pfn_stream_get_id stream_get_id;       /* CUDA 12.0: reusable scratch per stream */
-  trt_pfn_stream_is_capturing stream_is_capturing; /* CUDA 10.0: no reuse under capture */
-  trt_pfn_tensor_map_encode_tiled tensor_map_encode_tiled; /* CUDA 12.0: host TMA descriptors */
-  /* reset_to_zero (CUDA 3.2; optional so that libraries without it never need them) */
-  trt_pfn_memset_d8_async memset_d8_async;
-  trt_pfn_memset_d16_async memset_d16_async;
-  trt_pfn_memset_d32_async memset_d32_async;
-  trt_pfn_memset_d2d8_async memset_d2d8_async;
-  trt_pfn_memset_d2d16_async memset_d2d16_async;
-  trt_pfn_memset_d2d32_async memset_d2d32_async;
-} trt_driver;
-
-
-typedef struct trt_target {
-  int arch;    /* e.g. 80 */
-  int has_ptx; /* the dispatcher may fall back to this target's embedded PTX */
-} trt_target;
-
-typedef struct trt_kernel_info {
-  const char *kernel_name; /* cubin entry point */
-  int arch;                /* target SM of the cubin */
-  const char *cubin;
-  const char *ptx;       /* NUL-terminated PTX, or NULL when not embedded */
-  unsigned int block_x;  /* num_warps * warp_size */
-  unsigned int num_ctas; /* cluster size along x */
-  unsigned int shared;   /* dynamic shared memory in bytes */
-  int cooperative;
-  int pdl;
-  unsigned long long global_scratch_size; /* per CTA */
-  unsigned long long global_scratch_align;
-  unsigned long long profile_scratch_size; /* per CTA */
-  unsigned long long profile_scratch_align;
-} trt_kernel_info;
-
-/* One loadable kernel: its static description and its per-context modules. */
-typedef struct trt_kernel {
-  const trt_kernel_info *info;
-  trt_slot *slots;
-} trt_kernel;
-
-/* Resolves the driver once per process; *out is valid even on error (status says why). */
-TRT_INTERNAL CUresult trt_driver_get(const trt_driver **out);
-/* Cache key of the current context (cuCtxGetId, or the CUcontext on drivers without it). */
-TRT_INTERNAL CUresult trt_context_key(const trt_driver *d, unsigned long long *key);
-/* Index into `targets` of the best target for the current context's device, cached per context
- * (lock-free hit); also hands back the driver table and the context's cache key. */
-TRT_INTERNAL CUresult trt_select_target(trt_slot **cache, const trt_target *targets, int n,
-                                        const trt_driver **drv, unsigned long long *key, int *out);
-/* The same, also handing back the device's SM (major * 10 + minor) from the same cache: the tuned
- * dispatch (NAME_auto) looks its table up by it. */
-TRT_INTERNAL CUresult trt_select_target_sm(trt_slot **cache, const trt_target *targets, int n,
-                                           const trt_driver **drv, unsigned long long *key,
-                                           int *out, int *sm);
-/* Exact SM, else the highest compatible lower SM of the same major, else the highest target whose
- * PTX can be JIT-compiled for this SM; -1 when nothing can run. */
-TRT_INTERNAL int trt_pick_target(const trt_target *targets, int n, int sm);
-/* Loads `k` into the current context (idempotent). */
-TRT_INTERNAL CUresult trt_kernel_load(trt_kernel *k);
-/* Unloads `k` from the current context only.  Must not race with launches of the same kernel in
- * the same context (as with any cuModuleUnload). */
-TRT_INTERNAL CUresult trt_kernel_unload(trt_kernel *k);
-/* Launches `k` on a grid of `grid` (in clusters along x when num_ctas > 1, as Triton's own
- * launcher does).  The last two entries of `params` point at scratch[0] and scratch[1] (global
- * and profile scratch, which every Triton kernel takes); they are filled in here.  `d` and `key`
- * are the driver table and the current context's cache key when the caller (the dispatcher) has
- * them already; d == NULL means "look them up".  An empty grid is CUDA_SUCCESS, no launch. */
-TRT_INTERNAL CUresult trt_kernel_launch_slow(const trt_driver *d, unsigned long long key,
-                                             trt_kernel *k, CUstream stream,
-                                             const int64_t grid[3], void **params,
-                                             CUdeviceptr scratch[2]);
 
 /* ---- reset_to_zero ----------------------------------------------------------------------------
  * A region the launcher zeroes before the launch (Triton's reset_to_zero, a split-K config's
@@ -265,40 +185,6 @@ TRT_INLINE CUresult trt_tma_encode(const trt_driver *d, const trt_tma_info *info
   /* checked to fit by the encode that made c valid for exactly this shape */
   for (i = 0; i < info->rank; ++i) dims[i] = (int32_t)shape[i];
   return CUDA_SUCCESS;
-}
-
-/* The launch, inline: a plain launch of a kernel already loaded in this context (no scratch, no
- * cluster, cooperative or PDL attribute) goes straight to cuLaunchKernel from the launcher, so
- * the dispatched path makes no call into the runtime beyond the target lookup. `info` is a static
- * const of the generated file, so the compiler folds the feature tests away. Everything else
- * (first use in a context, scratch, cuLaunchKernelEx, no driver table yet) takes
- * trt_kernel_launch_slow, which has the same contract. */
-TRT_INLINE CUresult trt_kernel_launch_in(const trt_driver *d, unsigned long long key,
-                                         trt_kernel *k, CUstream stream, const int64_t grid[3],
-                                         void **params, CUdeviceptr scratch[2]) {
-  const trt_kernel_info *info = k->info;
-  const trt_slot *s;
-  unsigned long long ctas = 0;
-  if (d == NULL || info->num_ctas != 1 || info->cooperative || info->pdl ||
-      info->global_scratch_size != 0 || info->profile_scratch_size != 0)
-    return trt_kernel_launch_slow(d, key, k, stream, grid, params, scratch);
-  /* An empty grid is a successful no-op; the same checks as the slow path otherwise. */
-  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return CUDA_SUCCESS;
-  if (grid[0] < 0 || grid[1] < 0 || grid[2] < 0 || (unsigned long long)grid[0] > 0xFFFFFFFFull ||
-      (unsigned long long)grid[1] > 0xFFFFFFFFull || (unsigned long long)grid[2] > 0xFFFFFFFFull ||
-      __builtin_mul_overflow((unsigned long long)grid[0], (unsigned long long)grid[1], &ctas) ||
-      __builtin_mul_overflow(ctas, (unsigned long long)grid[2], &ctas))
-    return CUDA_ERROR_INVALID_VALUE;
-  for (s = __atomic_load_n(&k->slots, __ATOMIC_ACQUIRE); s != NULL; s = s->next) {
-    if (s->key == key) {
-      uintptr_t v = __atomic_load_n(&s->value, __ATOMIC_ACQUIRE);
-      if (v == 0) break;
-      return d->launch_kernel((CUfunction)v, (unsigned int)grid[0], (unsigned int)grid[1],
-                              (unsigned int)grid[2], info->block_x, 1, 1, info->shared, stream,
-                              params, NULL);
-    }
-  }
-  return trt_kernel_launch_slow(d, key, k, stream, grid, params, scratch);
 }
 
 #ifdef __cplusplus

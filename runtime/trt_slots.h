@@ -4,9 +4,9 @@
  * A singly linked list of slots, one per context (device) ever seen.  Slots are only ever
  * prepended (under the runtime's lock, published with a release store of the head) and never
  * freed, so readers walk the list without a lock.  `value` is 0 while nothing is cached, else a
- * function handle (kernel slots) or target index + 1 (target slots; the CUDA runtime also keeps
- * the device's SM in the bits above 16); it is stored last with
- * release, so a reader that sees it non-zero also sees `module`. */
+ * function handle (kernel slots) or target index + 1 with the device's SM in the bits above 16
+ * (target slots); it is stored last with release, so a reader that sees it non-zero also sees
+ * `module`. */
 #ifndef RULES_TRITON_TRT_SLOTS_H_
 #define RULES_TRITON_TRT_SLOTS_H_
 

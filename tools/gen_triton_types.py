@@ -1,11 +1,11 @@
-"""Writes rules/private/triton_types.bzl from triton_aot/signature.py's own tables.
+"""Writes rules/private/triton_types.bzl from triton_aot/triton_types.py's tables.
 
     python3 tools/gen_triton_types.py > rules/private/triton_types.bzl
 
 The analysis-time signature check (rules/private/validate.bzl) must know which identifier
 entries of a signature are types or literals and which are constexpr names; a hand copy of the
 tables drifted, so the .bzl is generated and //tools:triton_types_current_test fails when it is
-stale. Needs no triton: signature.py is pure Python.
+stale. Needs no triton: triton_types.py and signature.py are pure Python.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ import sys
 # runfiles put triton_aot on sys.path.
 sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from triton_aot import signature  # noqa: E402
+from triton_aot import signature, triton_types  # noqa: E402
 
 HEADER = '''"""Triton's signature type names, for the analysis-time checks in validate.bzl.
 
-Generated from triton_aot/signature.py by tools/gen_triton_types.py: do not edit.
+Generated from triton_aot/triton_types.py by tools/gen_triton_types.py: do not edit.
 //tools:triton_types_current_test fails when this file is stale.
 """
 '''
@@ -56,17 +56,19 @@ def literal_names() -> list[str]:
 def render() -> str:
     parts = [
         HEADER,
-        _list("SCALAR_TYPES", "Scalar types a kernel argument may have.", signature.SCALAR_TYPES),
+        _list("SCALAR_TYPES", "Scalar types a kernel argument may have.", triton_types.SCALAR_TYPES),
+        _list("INT_TYPES", "Integer types: of launch arguments, and the scalars that take hints.",
+              triton_types.INT_TYPES),
         _list("FP8_TYPES", "Element types that only exist behind a pointer (*fp8e5, ...).",
-              signature.FP8_TYPES),
+              triton_types.FP8_TYPES),
         _dict("TYPE_ALIASES", "Other spellings of those types (Triton's aliases) -> canonical.",
-              signature.TYPE_ALIASES),
+              triton_types.TYPE_ALIASES),
         _list("LITERAL_NAMES", "Identifiers that are constexpr values, not constexpr names.",
               literal_names()),
         _list("TENSORDESC_DTYPES", "Element types of host tensor descriptors "
-              "(tensordesc<fp16[64, 64]>).", signature.TENSORDESC_DTYPES),
+              "(tensordesc<fp16[64, 64]>).", triton_types.TENSORDESC_DTYPES),
         f"# Highest rank of a host tensor descriptor.\nTENSORDESC_MAX_RANK = "
-        f"{signature.TENSORDESC_MAX_RANK}\n",
+        f"{triton_types.TENSORDESC_MAX_RANK}\n",
     ]
     return "\n".join(parts)
 

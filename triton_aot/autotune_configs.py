@@ -23,7 +23,7 @@ from typing import Any, Optional, Sequence
 
 from absl import flags
 
-from triton_aot import cli
+from triton_aot import cli, environment
 from triton_aot.atomic_write import write_atomic
 from triton_aot.errors import UserError
 
@@ -48,6 +48,7 @@ def define_flags(fv: flags.FlagValues) -> None:
       "docstring), e.g. 'bazel run //kernels:matmul_algos.update'.", flag_values=fv)
     flags.DEFINE_multi_string("import_path", [], "Extra sys.path root for imports of the "
                               "kernel file (repeatable).", flag_values=fv)
+    environment.define_action_flags(fv)
 
 
 # --------------------------------------------------------------------------- Starlark text
@@ -140,16 +141,17 @@ def render(file_name: str, kernels: Sequence[tuple[str, Any]], defs: str,
 def run(fv: flags.FlagValues) -> None:
     from pathlib import Path
     from triton_aot import decorators
-    from triton_aot.kernel_loader import kernel_wrappers, load_kernel
-    from triton_aot import build_driver
-    from triton_aot.triton_adapter import hermetic_env, parse_target
+    from triton_aot.build_env import kernel_for_target
+    from triton_aot.kernel_loader import kernel_wrappers
+    from triton_aot.triton_adapter import parse_target
 
     cli.require(fv, "kernels", "out")
+    if fv.env_fingerprint:
+        environment.check(fv.env_fingerprint)
     if (fv.kernel_path is None) == (fv.kernel_module is None):
         raise UserError("--kernel_path: give the kernel file, or --kernel_module, not both "
                         "and not neither")
     target = parse_target(fv.target)
-    source_flag = "--kernel_module" if fv.kernel_module else "--kernel_path"
     names = [n.strip() for n in fv.kernels if n.strip()]
     if not names:
         raise UserError("--kernels is empty; name the @triton.autotune kernels of --kernel_path")
@@ -158,10 +160,8 @@ def run(fv: flags.FlagValues) -> None:
     file_name = Path(fv.kernel_path).name if fv.kernel_path else fv.kernel_module
     kernels = []
     for name in names:
-        with hermetic_env(), build_driver.answering_for(target.backend, target.arch,
-                                                        target.warp_size, source_flag), \
-                load_kernel(fv.kernel_path, name, fv.import_path,
-                            kernel_module=fv.kernel_module) as kernel:
+        with kernel_for_target(target, fv.kernel_path, name, fv.import_path, fv.kernel_module,
+                               fv.bazel_target) as kernel:
             tuned = decorators.autotune_configs(kernel_wrappers(kernel), name)
             if tuned is None:
                 raise UserError(f"--kernels: {name!r} in {file_name} has no @triton.autotune; "

@@ -36,10 +36,11 @@ class DeviceAccessRefused(UserError):
     """The kernel file asked the build-time driver for something only a GPU can answer."""
 
 
-def _caller_line() -> str:
-    """`file.py:LINE` of the innermost frame outside triton and triton_aot."""
+def caller_line(also_skip: tuple[str, ...] = ()) -> str:
+    """`file.py:LINE` of the innermost frame outside triton, triton_aot and `also_skip`."""
     import triton
-    skip = _INTERNAL_DIRS + (os.path.dirname(os.path.abspath(triton.__file__)) + os.sep,)
+    skip = (_INTERNAL_DIRS + (os.path.dirname(os.path.abspath(triton.__file__)) + os.sep,)
+            + also_skip)
     frame = sys._getframe(2)
     while frame is not None:
         name = os.path.abspath(frame.f_code.co_filename)
@@ -51,7 +52,7 @@ def _caller_line() -> str:
 
 def _refuse(what: str, target_text: str, flag: str) -> DeviceAccessRefused:
     return DeviceAccessRefused(
-        f"{flag}: {_caller_line()} calls triton.runtime.driver.active.{what}, which needs "
+        f"{flag}: {caller_line()} calls triton.runtime.driver.active.{what}, which needs "
         f"a GPU; at build time the driver only answers get_current_target() ({target_text}, the "
         "target being compiled) and get_active_torch_device(). Move the call into the function "
         "that launches the kernel (it does not run at build time), or for the SM count use "

@@ -13,6 +13,7 @@ from triton_aot.c_parts import Image
 from triton_aot.c_render import Templates
 from triton_aot.c_syntax import CCode
 from triton_aot.errors import UserError
+from triton_aot.targets import arch_name
 from triton_aot.variant import VariantRecord
 
 STATIC = CCode("static ")
@@ -84,8 +85,9 @@ def _selector_body(plan: LibraryPlan, variants: tuple[Variant, ...],
                 f"trt_context_key_, {c_parts.call_args(kargs, c_parts.stream_name(rargs))});")
         used.update(c_parts.c_param_names(kargs))
         used.update(name for name, _ in rec.hint_conditions)
-        # hipDeviceptr_t is a pointer: its address is tested as an integer
-        pointers = {a.name for a in rargs if a.is_pointer} if backend is c_parts.HIP else set()
+        # a pointer type (hipDeviceptr_t): its address is tested as an integer
+        pointers = (set() if backend.pointer_is_integer
+                    else {a.name for a in rargs if a.is_pointer})
         conds = [(f"((uintptr_t){name} % 16 == 0)" if name in pointers else f"({name} % 16 == 0)")
                  if hint == 16 else f"({name} == 1)" for name, hint in rec.hint_conditions]
         if conds:
@@ -185,6 +187,109 @@ def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
     return c, h, comment
 
 
+@dataclass
+class _Embedded:
+    """What the library embeds: each distinct image once and each distinct kernel (image and
+    launch description) once, in first-use order (the plan's order is deterministic)."""
+
+    images: dict[str, Image]
+    image_users: dict[str, list[str]]  # image id -> the variants (symbols) that use it
+    kernels: dict[tuple, tuple[CCode, Variant, list[str]]]  # key -> (id, first user, users)
+    kernel_of: dict[str, CCode]  # symbol -> kernel id
+
+    @property
+    def merged(self) -> list[list[str]]:
+        return [users for users in self.image_users.values() if len(users) > 1]
+
+
+def _embedded(plan: LibraryPlan) -> _Embedded:
+    e = _Embedded({}, {}, {}, {})
+    for v in plan.all_variants():
+        for image, what in ((v.cubin, ""), (v.ptx, " (PTX)")):
+            if image is not None:
+                e.images.setdefault(image.id, image)
+                e.image_users.setdefault(image.id, []).append(v.record.symbol + what)
+        key = c_parts.kernel_key(v.record, v.cubin, v.ptx)
+        if key not in e.kernels:
+            e.kernels[key] = (CCode(f"k{len(e.kernels)}"), v, [])
+        e.kernels[key][2].append(v.record.symbol)
+        e.kernel_of[v.record.symbol] = e.kernels[key][0]
+    return e
+
+
+def _selectors(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
+               backend: c_parts.Backend) -> tuple[CCode, CCode]:
+    """One selector per (algo, target) and the trt_selectors table's rows (NULL where the algo
+    is restricted to other targets, --algo_targets)."""
+    selectors, rows = [], []
+    for ai, algo in enumerate(plan.algos):
+        names = []
+        for target, variants in zip(plan.targets, algo.variants):
+            if not variants:
+                names.append("NULL")
+                continue
+            tag = CCode(backend.target_tag(target.arch))
+            selectors.append(t.render("selector.c.tmpl", name=name, algo_id=ai, tag=tag,
+                                      params=params, status_type=CCode(backend.status_type),
+                                      body=_selector_body(plan, variants, backend)))
+            names.append(f"trt_select_{name}_a{ai}_{tag}")
+        rows.append(f"    {{{', '.join(names)}}},\n")
+    return c_syntax.join(selectors), CCode("".join(rows))
+
+
+def _target_kernels(plan: LibraryPlan, e: _Embedded, backend: c_parts.Backend
+                    ) -> tuple[CCode, CCode]:
+    """The kernels each target loads (load_NAME): one NULL-terminated list per target, and the
+    lists' names in target order."""
+    lists, names = [], []
+    for ti, target in enumerate(plan.targets):
+        kids: list[str] = []
+        for algo in plan.algos:
+            for v in algo.variants[ti]:
+                kid = e.kernel_of[v.record.symbol]
+                if kid not in kids:
+                    kids.append(kid)
+        list_name = f"trt_kernels_{backend.target_tag(target.arch)}"
+        names.append(list_name)
+        lists.append(f"static trt_kernel *const {list_name}[] = {{"
+                     + "".join(f"&trt_kernel_{k}, " for k in kids) + "NULL};\n")
+    return CCode("".join(lists)), CCode(", ".join(names))
+
+
+def _target_rows(plan: LibraryPlan, backend: c_parts.Backend) -> CCode:
+    return CCode("".join(
+        f"    {{{backend.arch_c(tg.arch)}, {int(tg.has_ptx)}}}, /* "
+        f"{arch_name(tg.arch)}{' (+PTX fallback)' if tg.has_ptx else ''} */\n"
+        for tg in plan.targets))
+
+
+def _comments(plan: LibraryPlan, merged: list[list[str]], backend: c_parts.Backend
+              ) -> dict[str, CCode]:
+    """The C file's and the header's comments: images embedded once, targets, and every algo's
+    variants in dispatch order per target."""
+    what = backend.image_word
+    merge_c = "".join(f"\n * Identical {what}s embedded once: {', '.join(users)}."
+                      for users in merged)
+    merge_h = "".join(f" *   {what} shared by: {', '.join(users)}\n" for users in merged)
+    if merge_h:
+        merge_h = f" *\n * Variants whose {what}s are identical (embedded and loaded once):\n" + merge_h
+    target_lines = [f" *   {arch_name(target.arch)}{' (+PTX fallback)' if target.has_ptx else ''}\n"
+                    for target in plan.targets]
+    algo_lines = []
+    for ai, algo in enumerate(plan.algos):
+        algo_lines.append(f" *   {ai}: {c_syntax.comment(algo.info)}\n")
+        for target, variants in zip(plan.targets, algo.variants):
+            if not variants:
+                algo_lines.append(f" *       {arch_name(target.arch)}  (none: this algo is not "
+                                  "compiled for it; returns the no-binary error)\n")
+            for v in variants:
+                algo_lines.append(f" *       {arch_name(target.arch)}  {v.record.symbol}  "
+                                  f"{c_syntax.comment(v.record.hint_summary())}\n")
+    # symbols are checked C identifiers
+    return dict(merge_note=CCode(merge_c), merge_lines=CCode(merge_h),
+                target_lines=CCode("".join(target_lines)), algo_lines=CCode("".join(algo_lines)))
+
+
 def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
            ) -> tuple[str, str, list[list[str]]]:
     """(C text, H text, merged): `merged` lists the groups of variants whose identical cubins
@@ -194,89 +299,20 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
     first = plan.first
     rargs = first.c_args  # kernel arguments, then launch arguments
     backend = c_parts.backend_of(first)
-    tag = backend.target_tag
     stream = c_parts.stream_name(rargs)
     algo_name = CCode("trt_algo_id" if "algo_id" in c_parts.c_param_names(rargs) else "algo_id")
     params = c_parts.param_list(rargs, stream, backend)
     call_args = c_parts.call_args(rargs, stream)
-
-    # Distinct images and kernels, in first-use order (the plan's order is deterministic).
-    image_users: dict[str, list[str]] = {}
-    images: dict[str, Image] = {}
-    kernels: dict[tuple, tuple[CCode, Variant, list[str]]] = {}
-    kernel_of: dict[str, CCode] = {}
-    for v in plan.all_variants():
-        for image, what in ((v.cubin, ""), (v.ptx, " (PTX)")):
-            if image is not None:
-                images.setdefault(image.id, image)
-                image_users.setdefault(image.id, []).append(v.record.symbol + what)
-        key = c_parts.kernel_key(v.record, v.cubin, v.ptx)
-        if key not in kernels:
-            kernels[key] = (CCode(f"k{len(kernels)}"), v, [])
-        kernels[key][2].append(v.record.symbol)
-        kernel_of[v.record.symbol] = kernels[key][0]
-    merged = [users for users in image_users.values() if len(users) > 1]
-
-    image_text = [c_parts.render_image(t, img, image_users[iid]) for iid, img in images.items()]
-    kernel_text = [c_parts.render_kernel(t, kid, v.record, v.cubin, v.ptx, users)
-                   for kid, v, users in kernels.values()]
-    launcher_text = [c_parts.render_launcher(t, v.record, kernel_of[v.record.symbol], STATIC)
-                     for v in plan.all_variants()]
-
-    selectors, rows = [], []
-    for ai, algo in enumerate(plan.algos):
-        names = []
-        for target, variants in zip(plan.targets, algo.variants):
-            if not variants:  # the algo is restricted to other targets (--algo_targets)
-                names.append("NULL")
-                continue
-            selectors.append(t.render(backend.template("selector.c.tmpl"), name=name, algo_id=ai,
-                                      tag=CCode(tag(target.arch)), params=params,
-                                      body=_selector_body(plan, variants, backend)))
-            names.append(f"trt_select_{name}_a{ai}_{tag(target.arch)}")
-        rows.append(f"    {{{', '.join(names)}}},\n")
-
-    per_target_lists, list_names = [], []
-    for ti, target in enumerate(plan.targets):
-        kids: list[str] = []
-        for algo in plan.algos:
-            for v in algo.variants[ti]:
-                kid = kernel_of[v.record.symbol]
-                if kid not in kids:
-                    kids.append(kid)
-        list_names.append(f"trt_kernels_{tag(target.arch)}")
-        per_target_lists.append(
-            f"static trt_kernel *const trt_kernels_{tag(target.arch)}[] = {{"
-            + "".join(f"&trt_kernel_{k}, " for k in kids) + "NULL};\n")
-
-    what = "hsaco" if backend is c_parts.HIP else "cubin"
-    merge_c = "".join(f"\n * Identical {what}s embedded once: {', '.join(users)}."
-                      for users in merged)
-    merge_h = "".join(f" *   {what} shared by: {', '.join(users)}\n" for users in merged)
-    if merge_h:
-        merge_h = f" *\n * Variants whose {what}s are identical (embedded and loaded once):\n" + merge_h
-
-    target_lines, algo_lines = [], []
-    def tname(arch: int | str) -> str:
-        return arch if isinstance(arch, str) else f"sm_{arch}"
-
-    for target in plan.targets:
-        target_lines.append(f" *   {tname(target.arch)}"
-                            f"{' (+PTX fallback)' if target.has_ptx else ''}\n")
-    for ai, algo in enumerate(plan.algos):
-        algo_lines.append(f" *   {ai}: {c_syntax.comment(algo.info)}\n")
-        for target, variants in zip(plan.targets, algo.variants):
-            if not variants:
-                algo_lines.append(f" *       {tname(target.arch)}  (none: this algo is not "
-                                  "compiled for it; returns the no-binary error)\n")
-            for v in variants:
-                algo_lines.append(f" *       {tname(target.arch)}  {v.record.symbol}  "
-                                  f"{c_syntax.comment(v.record.hint_summary())}\n")
-
+    e = _embedded(plan)
+    if plan.tuned is not None and not backend.tuned_dispatch:
+        raise UserError(f"tuned dispatch (NAME_auto) is not supported for {backend.name} "
+                        "targets yet")
     tuned_c, tuned_h, tuned_lines = _render_tuned(t, plan, name, params, call_args)
-    if plan.tuned is not None and backend is not c_parts.CUDA:
-        raise UserError("tuned dispatch (NAME_auto) is CUDA only for now")
+    selectors, selector_rows = _selectors(t, plan, name, params, backend)
+    target_kernel_lists, target_kernel_list_names = _target_kernels(plan, e, backend)
     values = dict(
+        backend.values(),
+        **_comments(plan, e.merged, backend),
         tuned=tuned_c,
         tuned_decls=tuned_h,
         tuned_lines=tuned_lines,
@@ -288,32 +324,28 @@ def render(plan: LibraryPlan, *, template_dir: str | os.PathLike | None = None
         num_algos=len(plan.algos),
         num_targets=len(plan.targets),
         num_variants=len(plan.all_variants()),
-        num_images=len(images),
-        merge_note=CCode(merge_c),  # symbols are checked C identifiers
-        images=c_syntax.join(image_text, "\n"),
-        kernels=c_syntax.join(kernel_text, "\n"),
-        launchers=c_syntax.join(launcher_text, "\n"),
-        selector_param_types=CCode(", ".join(["const trt_driver *", "unsigned long long",
-                                              backend.stream_type]
-                                             + [ctype for ctype, _ in
-                                                c_parts.c_params(rargs, backend)])),
-        selectors=c_syntax.join(selectors),
-        selector_rows=CCode("".join(rows)),
-        target_rows=CCode("".join(
-            f'    {{"{c_syntax.ident(tg.arch, "target arch")}"}},\n' if isinstance(tg.arch, str)
-            else f"    {{{tg.arch}, {int(tg.has_ptx)}}}, /* sm_{tg.arch}"
-            f"{' (+PTX fallback)' if tg.has_ptx else ''} */\n" for tg in plan.targets)),
-        target_kernel_lists=CCode("".join(per_target_lists)),
-        target_kernel_list_names=CCode(", ".join(list_names)),
-        all_kernels=CCode("".join(f"&trt_kernel_{kid}, " for kid, _, _ in kernels.values())),
+        num_images=len(e.images),
+        images=c_syntax.join([c_parts.render_image(t, img, e.image_users[iid])
+                              for iid, img in e.images.items()], "\n"),
+        kernels=c_syntax.join([c_parts.render_kernel(t, kid, v.record, v.cubin, v.ptx, users)
+                               for kid, v, users in e.kernels.values()], "\n"),
+        launchers=c_syntax.join([
+            c_parts.render_launcher(t, v.record, e.kernel_of[v.record.symbol], STATIC)
+            for v in plan.all_variants()], "\n"),
+        selector_param_types=CCode(", ".join(
+            ["const trt_driver *", "unsigned long long", backend.stream_type]
+            + [ctype for ctype, _ in c_parts.c_params(rargs, backend)])),
+        selectors=selectors,
+        selector_rows=selector_rows,
+        target_rows=_target_rows(plan, backend),
+        target_kernel_lists=target_kernel_lists,
+        target_kernel_list_names=target_kernel_list_names,
+        all_kernels=CCode("".join(f"&trt_kernel_{kid}, " for kid, _, _ in e.kernels.values())),
         algo_info_rows=CCode("".join(f'    "{c_syntax.string_body(a.info)}",\n'
                                      for a in plan.algos)),
         params=params,
         call_args=call_args,
         algo_name=algo_name,
-        target_lines=CCode("".join(target_lines)),
-        algo_lines=CCode("".join(algo_lines)),
-        merge_lines=CCode(merge_h),
     )
-    return (t.render(backend.template("library.c.tmpl"), **values),
-            t.render(backend.template("library.h.tmpl"), **values), merged)
+    return (t.render("library.c.tmpl", **values), t.render("library.h.tmpl", **values),
+            e.merged)

@@ -13,30 +13,95 @@ from triton_aot.c_render import Templates
 from triton_aot.c_syntax import CCode
 from triton_aot.errors import UserError
 from triton_aot.grid import DEVICE_ATTRS
+from triton_aot.reset_to_zero import runtime_extents
 from triton_aot.variant import Arg, VariantRecord
 
 
 @dataclass(frozen=True)
 class Backend:
-    """The C spelling of one GPU API: a library's C uses exactly one (docs/design.md)."""
+    """The C spelling of one GPU API, which a library's C uses exclusively (docs/design.md): the
+    generated C and its runtime (runtime/trt_core.h's table) are written once over it, so a
+    backend is one of these tables and one runtime table, not copies of the templates."""
 
     name: str  # "cuda" or "hip"
-    template_prefix: str  # the fragment templates: "" (CUDA) or "hip_"
+    # types and statuses of the API
     status_type: str
     stream_type: str
     pointer_type: str  # what a Triton pointer argument is in C
+    pointer_is_integer: bool  # CUdeviceptr is; hipDeviceptr_t is a pointer (hints cast it)
+    success: str
     invalid_value: str
-
-    def template(self, name: str) -> str:
-        return self.template_prefix + name
+    no_binary: str
+    # the runtime (runtime/): its header and its link-name prefix (TRT_RT in trt_core.h)
+    runtime_header: str
+    rt: str
+    # what the images are and where they are cached: per CUDA context, per HIP device
+    image_word: str
+    scope: str
+    scope_device: str  # the device behind the scope
+    arch_tag_prefix: str  # an arch in C names: sm90, gfx942 (comments: targets.arch_name)
+    # features only some backends implement (the others refuse them with an error)
+    tuned_dispatch: bool
+    reset_to_zero: bool
+    device_attrs: bool  # grids that read device attributes (NUM_SMS)
+    # text of the generated files
+    runtime_note: str  # how to build the library C
+    api_note: str  # what the header's API is for
+    api_include: str  # what declares the API's types
+    target_rule: str  # how a target is chosen per scope
 
     def target_tag(self, arch: int | str) -> str:
         """The arch in C names: sm90, gfx942."""
-        return arch if isinstance(arch, str) else f"sm{arch}"
+        return f"{self.arch_tag_prefix}{arch}"
+
+    def arch_c(self, arch: int | str) -> CCode:
+        """The arch as trt_target/trt_kernel_info hold it (TRT_ARCH): 90, "gfx942"."""
+        if isinstance(arch, int):
+            return CCode(str(arch))
+        return CCode(f'"{c_syntax.ident(arch, "target arch")}"')
+
+    def values(self) -> dict[str, CCode]:
+        """The backend's placeholders of the library templates."""
+        return {k: CCode(getattr(self, k)) for k in (
+            "status_type", "stream_type", "pointer_type", "success", "invalid_value",
+            "no_binary", "runtime_header", "rt", "scope", "scope_device", "runtime_note",
+            "api_note", "api_include", "target_rule")}
 
 
-CUDA = Backend("cuda", "", "CUresult", "CUstream", "CUdeviceptr", "CUDA_ERROR_INVALID_VALUE")
-HIP = Backend("hip", "hip_", "hipError_t", "hipStream_t", "hipDeviceptr_t", "hipErrorInvalidValue")
+CUDA = Backend(
+    name="cuda", status_type="CUresult", stream_type="CUstream", pointer_type="CUdeviceptr",
+    pointer_is_integer=True, success="CUDA_SUCCESS", invalid_value="CUDA_ERROR_INVALID_VALUE",
+    no_binary="CUDA_ERROR_NO_BINARY_FOR_GPU", runtime_header="trt_runtime.h", rt="trt_",
+    image_word="cubin", scope="context", scope_device="context's device", arch_tag_prefix="sm",
+    tuned_dispatch=True, reset_to_zero=True, device_attrs=True,
+    runtime_note="Compile with rules_triton's runtime (runtime/trt_runtime.c); link with "
+                 "-ldl -lpthread.",
+    api_note="",
+    api_include="#include <cuda.h>\n",
+    target_rule=(
+        " * Targets, chosen per CUDA context: the exact SM, else the highest lower SM of the same"
+        " major\n * (arch-specific sm_90a+ cubins only match exactly), else embedded PTX that the"
+        " driver can JIT,\n * else CUDA_ERROR_NO_BINARY_FOR_GPU.\n"))
+HIP = Backend(
+    name="hip", status_type="hipError_t", stream_type="hipStream_t",
+    pointer_type="hipDeviceptr_t", pointer_is_integer=False, success="hipSuccess",
+    invalid_value="hipErrorInvalidValue", no_binary="hipErrorNoBinaryForGpu",
+    runtime_header="trt_hip_runtime.h", rt="trt_hip_", image_word="hsaco", scope="device",
+    scope_device="device", arch_tag_prefix="", tuned_dispatch=False,
+    reset_to_zero=False, device_attrs=False,
+    runtime_note="HIP library: compile with rules_triton's HIP runtime "
+                 "(runtime/trt_hip_runtime.c); link with\n * -ldl -lpthread; libamdhip64 is "
+                 "opened at run time.",
+    api_note=", for AMD GPUs\n * through the HIP runtime (libamdhip64, opened at run time; "
+             "ROCm 6.0 or newer)",
+    api_include=(
+        "/* hipError_t, hipStream_t, hipDeviceptr_t: ROCm's <hip/hip_runtime_api.h> when compiled"
+        " with\n * __HIP_PLATFORM_AMD__ and ROCm's headers at hand, else rules_triton's own"
+        " declarations of the\n * same types (runtime/trt_hip.h). */\n#include \"trt_hip.h\"\n"),
+    target_rule=(
+        " * Targets, chosen per device (the calling thread's current HIP device): the hsaco whose"
+        " gfx arch\n * equals the device's, else hipErrorNoBinaryForGpu (AMD code objects run only"
+        " on their own arch).\n"))
 
 
 def backend_of(record: VariantRecord) -> Backend:
@@ -113,30 +178,15 @@ def kernel_key(record: VariantRecord, cubin: Image, ptx: Image | None) -> tuple:
 
 def render_kernel(t: Templates, kernel_id: CCode, record: VariantRecord, cubin: Image,
                   ptx: Image | None, users: Sequence[str]) -> CCode:
-    if record.target.is_hip:
-        return t.render(
-            "hip_kernel.c.tmpl",
-            comment=c_syntax.comment(f"{record.kernel_name} for {record.target.name}: "
-                                     + ", ".join(users)),
-            id=kernel_id,
-            kernel_name=c_syntax.ident(record.kernel_name, "kernel_name"),
-            arch=c_syntax.ident(record.target.name, "target arch"),
-            hsaco_ref=cubin.ref,
-            hsaco_size=len(cubin.data),
-            block_x=record.launch.num_warps * record.target.warp_size,
-            shared=record.shared,
-            global_scratch_size=record.global_scratch[0],
-            global_scratch_align=record.global_scratch[1],
-            profile_scratch_size=record.profile_scratch[0],
-            profile_scratch_align=record.profile_scratch[1])
+    backend = backend_of(record)
     return t.render(
         "kernel.c.tmpl",
         comment=c_syntax.comment(f"{record.kernel_name} for {record.target.name}: "
                                  + ", ".join(users)),
         id=kernel_id,
         kernel_name=c_syntax.ident(record.kernel_name, "kernel_name"),
-        arch=record.target.arch,
-        cubin_ref=cubin.ref,
+        arch=backend.arch_c(record.target.arch),
+        image_ref=cubin.ref,
         ptx_ref=ptx.ref if ptx else CCode("NULL"),
         block_x=record.launch.num_warps * record.target.warp_size,
         num_ctas=record.launch.num_ctas,
@@ -183,11 +233,7 @@ def _zero_regions(record: VariantRecord) -> str:
         name = c_syntax.ident(r.name, "argument name")
         exts = [f"(int64_t)({c_syntax.grid_expression(e, 'reset_to_zero extent')})"
                 for e in r.extents_c]
-        # 1-D: one row of `count` elements (the row stride is unused); 3 extents: rows of
-        # contiguous elements (column stride 1); 4: the runtime picks the unit-stride dimension
-        rows_, cols, stride, col_stride = (
-            exts if len(exts) == 4 else [*exts, "(int64_t)1"] if len(exts) == 3
-            else ("(int64_t)1", exts[0], "(int64_t)0", "(int64_t)1"))
+        rows_, cols, stride, col_stride = runtime_extents(exts)
         rows.append(f"      /* {c_syntax.comment(r.summary)}: {c_syntax.comment(a.type)} */\n"
                     f"      {{{name}, {abi.pointee_size(a.type)}u, {int(len(exts) >= 3)}, "
                     f"{rows_}, {cols}, {stride}, {col_stride}}},\n")
@@ -206,10 +252,10 @@ def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
     for a in record.launch_args:  # only the grid reads them; an algo's grid may not
         locals_.append(f"  (void){c_syntax.ident(a.name, 'launch argument name')};\n")
     zeroed = bool(record.reset_to_zero)
-    if zeroed and backend is HIP:
-        raise UserError(f"{record.symbol}: reset_to_zero is CUDA only; hip targets do not "
-                        "support it yet")
-    launch_fn = CCode("trt_kernel_launch_zeroed" if zeroed else "trt_kernel_launch_in")
+    if zeroed and not backend.reset_to_zero:
+        raise UserError(f"{record.symbol}: reset_to_zero is CUDA only; {backend.name} targets "
+                        "do not support it yet")
+    launch_fn = CCode(backend.rt + ("kernel_launch_zeroed" if zeroed else "kernel_launch_in"))
     zero_args = CCode(f", trt_zero, {len(record.reset_to_zero)}" if zeroed else "")
     if zeroed:
         locals_.append(_zero_regions(record))
@@ -217,7 +263,7 @@ def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
         # with reset_to_zero, an empty grid still zeroes (the runtime skips the launch)
         empty = CCode(f"trt_kernel_launch_zeroed(trt_driver_table, trt_context_key_, "
                       f"&trt_kernel_{kernel_id}, {stream}, trt_grid, NULL, trt_scratch"
-                      f"{zero_args})" if zeroed else "CUDA_SUCCESS")
+                      f"{zero_args})" if zeroed else backend.success)
         locals_.append(t.render("tensordesc_empty_grid.c.tmpl", empty_grid_result=empty))
     for a in args:
         name = c_syntax.ident(a.name, "argument name")
@@ -238,9 +284,10 @@ def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
     refs += ["&trt_scratch[0]", "&trt_scratch[1]"]  # global, profile scratch
     grid = [c_syntax.grid_expression(e, f"grid_c[{i}]") for i, e in enumerate(record.grid_c)]
     prelude = []
-    if record.device_attrs and backend is HIP:
+    if record.device_attrs and not backend.device_attrs:
         raise UserError(f"{record.symbol}: the grid reads {', '.join(record.device_attrs)}, "
-                        "which hip targets do not support yet; write the grid without it")
+                        f"which {backend.name} targets do not support yet; write the grid "
+                        "without it")
     for attr in record.device_attrs:
         var, enum, _ = DEVICE_ATTRS[attr]
         # read once per context by the runtime; hands back the driver table and context key, so
@@ -251,7 +298,9 @@ def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
             f"&trt_context_key_, {enum}, &{var});\n"
             f"  if (trt_status_{var} != CUDA_SUCCESS) return trt_status_{var};\n")
     return t.render(
-        backend.template("launcher.c.tmpl"),
+        "launcher.c.tmpl",
+        status_type=CCode(backend.status_type),
+        pointer_type=CCode(backend.pointer_type),
         symbol=symbol,
         target_name=CCode(record.target.name),
         hint_info=c_syntax.comment(record.hint_summary()),

@@ -1,7 +1,9 @@
 """A standalone variant's C and header (the compile tool's --out_c/--out_h, upstream-style): one
 variant's image, kernel and launcher plus its own `SYMBOL`, `load_SYMBOL` and `unload_SYMBOL`.
 Compiled together with rules_triton's runtime (runtime/trt_runtime.c). Libraries built by the
-rule do not use it: the link tool writes one C file for all of a library's variants."""
+rule do not use it (the link tool writes one C file for all of a library's variants); it is for
+reading one variant's C with the compile tool run on its own (`bazel run
+@rules_triton//triton_aot:compile -- ... --out_c=F.c --out_h=F.h`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The one command-line convention of the triton_aot tools (compile, link, disasm).
+"""The one command-line convention of every triton_aot tool (compile, link, disasm,
+autotune_configs, tune, tuning).
 
 - Flags are absl flags, parsed into a fresh FlagValues per invocation (never the global FLAGS),
   so the persistent worker can run many requests in one process without state leaking.

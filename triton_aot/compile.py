@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Optional, Sequence, TextIO
 
 from absl import flags
 
-from triton_aot import abi, cli
+from triton_aot import abi, cli, environment
 from triton_aot.atomic_write import write_atomic
 from triton_aot.errors import UserError, flag_error
 from triton_aot.signature import is_tensordesc
@@ -37,6 +37,8 @@ CUDA_ONLY_FLAGS = ("out_ptx", "out_cubin", "out_sass", "embed_ptx")
 HIP_ONLY_FLAGS = ("out_amdgcn", "out_hsaco")
 # and exactly one of --kernel_path / --kernel_module
 REQUIRED_FLAGS = ("kernel_name", "signature", "grid", "target", "symbol")
+# --out_params alone: import the kernel and stop (a library's one import check)
+IMPORT_CHECK_FLAGS = ("kernel_name", "target")
 
 
 def define_flags(fv: flags.FlagValues) -> None:
@@ -87,6 +89,10 @@ def define_flags(fv: flags.FlagValues) -> None:
         s(name, None, f"Write the {name[4:]} output to this file.", flag_values=fv)
     flags.DEFINE_multi_string("import_path", [], "Extra sys.path root for imports of the "
                               "kernel file (repeatable).", flag_values=fv)
+    s("out_params", None, "Write the kernel's parameters (JSON) after importing it. Alone (no "
+      "other output), the tool only imports the kernel: the rule runs this once per library, "
+      "so an import failure is reported once, before any variant compiles.", flag_values=fv)
+    environment.define_action_flags(fv)
     b("persistent_worker", False, "Run as a Bazel persistent worker (JSON protocol); given "
       "at start-up, not per request.", flag_values=fv)
 
@@ -120,18 +126,22 @@ class ToolArgs:
     outputs: dict  # flag name -> path, only the given ones
     import_paths: tuple
     verbose: bool
+    out_params: Optional[str] = None
+    bazel_target: Optional[str] = None
+    env_fingerprint: Optional[str] = None
 
 
 def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
     """Parsed flags -> plain data, detached from absl."""
-    missing = [f"--{name}" for name in REQUIRED_FLAGS if getattr(fv, name) is None]
+    outputs = {name: getattr(fv, name) for name in OUTPUT_FLAGS if getattr(fv, name)}
+    required = IMPORT_CHECK_FLAGS if fv.out_params and not outputs else REQUIRED_FLAGS
+    missing = [f"--{name}" for name in required if getattr(fv, name) is None]
     if fv.kernel_path is None and fv.kernel_module is None:
         missing.insert(0, "--kernel_path (or --kernel_module)")
     if fv.kernel_path is not None and fv.kernel_module is not None:
         raise UserError("--kernel_module: given together with --kernel_path; pass one of them")
     if missing:
         raise UserError(f"missing required flag(s): {', '.join(missing)}")
-    outputs = {name: getattr(fv, name) for name in OUTPUT_FLAGS if getattr(fv, name)}
     return ToolArgs(
         kernel_path=fv.kernel_path, kernel_module=fv.kernel_module, kernel_name=fv.kernel_name, signature=fv.signature,
         hints=fv.hints or "", constexprs=fv.constexprs or "", grid=fv.grid,
@@ -142,25 +152,70 @@ def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
         embed_ptx=fv.embed_ptx, export_symbols=fv.export_symbols,
         template_dir=fv.template_dir or None, target=fv.target,
         symbol=fv.symbol, algo_index=fv.algo_index,
-        outputs=outputs, import_paths=tuple(fv.import_path), verbose=fv.verbose)
+        outputs=outputs, import_paths=tuple(fv.import_path), verbose=fv.verbose,
+        out_params=fv.out_params, bazel_target=fv.bazel_target,
+        env_fingerprint=fv.env_fingerprint)
+
+
+def check_import(args: ToolArgs) -> None:
+    """Imports the kernel for `args.target` and writes its parameters (--out_params)."""
+    from triton_aot.triton_adapter import parse_target
+
+    with _kernel(args, parse_target(args.target)) as kernel:
+        write_atomic(args.out_params, _params_json(kernel))
+
+
+def _kernel(args: ToolArgs, target):
+    from triton_aot.build_env import kernel_for_target
+    return kernel_for_target(target, args.kernel_path, args.kernel_name, args.import_paths,
+                             args.kernel_module, args.bazel_target)
+
+
+def _params_json(kernel) -> bytes:
+    import json
+    params = [{"name": p.name, "constexpr": p.is_constexpr} for p in kernel.params]
+    record = {"kernel": kernel.name, "file": kernel.file_name, "params": params}
+    return (json.dumps(record, indent=1, sort_keys=True) + "\n").encode()
 
 
 # --------------------------------------------------------------------------- the work
 
 def run(args: ToolArgs) -> None:
     """Compiles and writes the requested outputs; raises UserError on any input problem."""
-    from triton_aot.grid import parse_grid, parse_launch_args, parse_reset_to_zero
-    from triton_aot import build_driver, decorators
-    from triton_aot.kernel_loader import kernel_wrappers, load_kernel
-    from triton_aot.signature import (bind, parse_constexprs, parse_hints, parse_signature,
-                                      with_values)
-    from triton_aot.triton_adapter import (CompileOptions, check_options, compile_kernel,
-                                           hermetic_env, parse_target)
+    if args.env_fingerprint:
+        environment.check(args.env_fingerprint)
+    if args.out_params and not args.outputs:
+        check_import(args)
+        return
+    request = _check_request(args)
+    result, kernel = _compile(request)
+    files = _output_files(request.args, result, kernel)
+    for flag, path in [*request.args.outputs.items()] + (
+            [("out_params", args.out_params)] if args.out_params else []):
+        write_atomic(path, files[flag])
 
-    # cheap checks first: they need neither triton nor the kernel
+
+@dataclass(frozen=True)
+class _Request:
+    """A compile request whose flags passed every check that needs neither triton nor the
+    kernel (those come first, so that a wrong flag is reported fast)."""
+
+    args: ToolArgs
+    target: object  # triton_adapter.ParsedTarget
+    opts: object  # triton_adapter.CompileOptions
+    algo_targets: tuple | None
+    entries: tuple
+    hints: dict
+    constexprs: dict
+
+
+def _check_request(args: ToolArgs) -> _Request:
+    from triton_aot.signature import parse_constexprs, parse_hints, parse_signature
+    from triton_aot.triton_adapter import CompileOptions, check_options, parse_target
+
     if not args.outputs:
         raise UserError("no output requested; pass at least one of "
-                        + ", ".join(f"--{f}" for f in OUTPUT_FLAGS))
+                        + ", ".join(f"--{f}" for f in OUTPUT_FLAGS + ("out_params",)))
     try:
         abi.check_c_identifier(args.symbol, "--symbol")
     except UserError:
@@ -177,19 +232,25 @@ def run(args: ToolArgs) -> None:
         raise flag_error("reset_to_zero", f"is CUDA only for now (target {target})",
                          "zero the output before calling a hip library, or build this algo "
                          "for cuda targets")
-    algo_targets = _algo_targets(args.algo_targets, target, parse_target)
-    entries = parse_signature(args.signature)
-    hints = parse_hints(args.hints)
-    constexprs = parse_constexprs(args.constexprs)
+    return _Request(args, target, opts, _algo_targets(args.algo_targets, target, parse_target),
+                    tuple(parse_signature(args.signature)), parse_hints(args.hints),
+                    parse_constexprs(args.constexprs))
 
-    source_flag = "--kernel_module" if args.kernel_module else "--kernel_path"
-    with hermetic_env(), build_driver.answering_for(target.backend, target.arch,
-                                                    target.warp_size, source_flag), \
-            load_kernel(args.kernel_path, args.kernel_name, args.import_paths,
-                        kernel_module=args.kernel_module) as kernel:
+
+def _compile(request: _Request) -> tuple["_WithRecord", object]:
+    """Imports the kernel (for the target), binds the signature, applies the kernel's
+    decorators, compiles; returns the compiled variant with its record, and the kernel."""
+    from triton_aot.grid import parse_grid, parse_launch_args, parse_reset_to_zero
+    from triton_aot import decorators
+    from triton_aot.kernel_loader import kernel_wrappers
+    from triton_aot.signature import bind, with_values
+    from triton_aot.triton_adapter import check_options, compile_kernel
+
+    args, target, opts = request.args, request.target, request.opts
+    with _kernel(args, target) as kernel:
         wrappers = kernel_wrappers(kernel)
-        sig = bind(entries, kernel.params, hints, constexprs, args.kernel_name,
-                   defaults=decorators.param_defaults(kernel.fn),
+        sig = bind(request.entries, kernel.params, request.hints, request.constexprs,
+                   args.kernel_name, defaults=decorators.param_defaults(kernel.fn),
                    deferred=decorators.heuristic_names(wrappers))
         _check_tensordesc_target(sig, target)
         # @triton.heuristics, for this variant: they see the launch options as in the JIT
@@ -208,7 +269,6 @@ def run(args: ToolArgs) -> None:
         heuristics = tuple(found.constexprs) + tuple(found.options)
         algo_opts = opts
         if found.options:
-            options.update(found.options)
             args = dataclasses.replace(args, **{k: v for k, v in found.options.items()})
             opts = dataclasses.replace(opts, **found.options)
             check_options(opts, target)
@@ -223,33 +283,50 @@ def run(args: ToolArgs) -> None:
                                   want_sass="out_sass" in args.outputs)
 
     record = build_record(args, kernel.file_name, target, sig, grid, compiled, launch_args,
-                          algo_targets, autotune, heuristics,
+                          request.algo_targets, autotune, heuristics,
                           algo_opts if algo_opts != opts else None, reset_to_zero)
     if target.is_hip:
         check_hsaco(record, compiled.cubin)
+    return _WithRecord(compiled, record, args), kernel
+
+
+@dataclass(frozen=True)
+class _WithRecord:
+    """A compiled variant, its record, and the flags after heuristics changed them."""
+
+    compiled: "CompiledVariant"
+    record: VariantRecord
+    args: ToolArgs
+
+
+def _output_files(args: ToolArgs, result: _WithRecord, kernel) -> dict[str, bytes]:
+    """The bytes of every output flag, by flag name."""
+    compiled, record = result.compiled, result.record
+    is_hip = record.target.backend == "hip"
     files: dict[str, bytes] = {}
     if {"out_c", "out_h"} & set(args.outputs):
-        if target.is_hip:
+        if is_hip:
             raise flag_error("out_c", "the standalone variant C is CUDA only",
                              "link hip variants with python -m triton_aot.link")
         from triton_aot import c_variant
         try:
             c_text, h_text = c_variant.render(record, compiled.cubin,
-                                              compiled.ptx if args.embed_ptx else None,
+                                              compiled.ptx if result.args.embed_ptx else None,
                                               template_dir=args.template_dir)
         except UserError as e:
             raise UserError(f"--out_c/--out_h: C generation failed: {e}") from e
         files["out_c"], files["out_h"] = c_text.encode(), h_text.encode()
     files["out_json"] = record.to_json().encode()
-    files["out_hsaco" if target.is_hip else "out_cubin"] = compiled.cubin
+    files["out_hsaco" if is_hip else "out_cubin"] = compiled.cubin
     for name in ("ptx", "ttir", "ttgir", "llir", "sass", "amdgcn"):
         text = getattr(compiled, name)
         if text is not None:
             files[f"out_{name}"] = text.encode()
     if "out_ttir" in args.outputs and "out_ttir" not in files:
         raise flag_error("out_ttir", "Gluon kernels have no TTIR stage", "drop --out_ttir")
-    for flag, path in args.outputs.items():
-        write_atomic(path, files[flag])
+    if args.out_params:
+        files["out_params"] = _params_json(kernel)
+    return files
 
 
 def check_hsaco(record: VariantRecord, image: bytes) -> None:

@@ -28,6 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from triton_aot.errors import UserError
 from triton_aot.signature import BoundSignature, ConstValue, NONE_VALUE, TL_DTYPES, parse_value
+from triton_aot.triton_adapter import python_value
 
 # Launch options a triton.Config carries besides its kwargs (all of triton 3.5 to 3.9's
 # Config.__init__ except pre_hook and ir_override, which have no build-time meaning), and that a
@@ -36,18 +37,6 @@ LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
 
 # --------------------------------------------------------------------------- the wrappers
-
-
-def unwrap(obj: Any) -> tuple[Any, tuple]:
-    """(the JITFunction, the wrappers around it, outermost first), or (None, ()) when `obj` is
-    no Triton kernel. Wrappers are any KernelInterface with an `fn` (Autotuner, Heuristics)."""
-    from triton.runtime.jit import JITFunction, KernelInterface
-    wrappers = []
-    while obj is not None and not isinstance(obj, JITFunction) and isinstance(
-            obj, KernelInterface) and hasattr(obj, "fn"):
-        wrappers.append(obj)
-        obj = obj.fn
-    return (obj, tuple(wrappers)) if isinstance(obj, JITFunction) else (None, ())
 
 
 def _autotuners(wrappers: Sequence[Any]) -> list:
@@ -317,11 +306,6 @@ def _text(x: Any) -> str:
     return x._expr if isinstance(x, RuntimeValue) else repr(x)
 
 
-def _python_value(value: ConstValue) -> Any:
-    from triton_aot.triton_adapter import python_value
-    return python_value(value)
-
-
 def heuristic_args(sig: BoundSignature, options: Mapping[str, Any]) -> dict[str, Any]:
     """What a heuristic's `args` holds for this variant: constexprs as their values, run-time
     arguments as RuntimeValues (a `:1` integer is the int 1), and the launch options."""
@@ -329,7 +313,7 @@ def heuristic_args(sig: BoundSignature, options: Mapping[str, Any]) -> dict[str,
     for a in sig.args:
         if a.is_constexpr:
             if a.value is not None:  # a deferred one is missing, as in the JIT until it is set
-                args[a.name] = _python_value(a.value)
+                args[a.name] = python_value(a.value)
         elif a.hint == 1:
             args[a.name] = 1
         elif a.type.startswith("*"):
@@ -396,7 +380,7 @@ def apply_heuristics(wrappers: Sequence[Any], sig: BoundSignature, explicit: Ite
                 continue
             value = python_const(result, where)
             constexprs[name] = value
-            args[name] = _python_value(value)
+            args[name] = python_value(value)
     return HeuristicResult(constexprs, new_options)
 
 

@@ -30,8 +30,10 @@ from typing import Sequence, Union
 
 from triton_aot import abi
 from triton_aot.errors import UserError
-from triton_aot.signature import (INT_TYPES, BoundSignature, is_tensordesc, parse_tensordesc,
+from triton_aot.reset_to_zero import EXTENT_COUNTS, FORMS_TEXT, Region
+from triton_aot.signature import (BoundSignature, is_tensordesc, parse_tensordesc,
                                   tensordesc_c_names)
+from triton_aot.triton_types import INT_TYPES
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 MAX_DEPTH = 32  # nesting limit: keeps the recursive parser far from Python's stack limit
@@ -410,7 +412,7 @@ def parse_launch_args(text: str, sig: BoundSignature) -> tuple[LaunchArg, ...]:
         name, ty = m.group(1), m.group(2)
         if ty not in INT_TYPES:
             raise UserError(f"--launch_args: {name!r} has type {ty!r}; launch arguments are "
-                            f"integers: use one of {', '.join(sorted(INT_TYPES))}")
+                            f"integers: use one of {', '.join(INT_TYPES)}")
         try:
             abi.check_c_parameter_name(name)
         except UserError:
@@ -440,37 +442,14 @@ def parse_launch_args(text: str, sig: BoundSignature) -> tuple[LaunchArg, ...]:
 
 
 # ----------------------------------------------------------------------------- reset_to_zero
+# (the regions and their forms: triton_aot/reset_to_zero.py)
 
-
-@dataclass(frozen=True)
-class ZeroRegion:
-    """What the launcher zeroes before launching (Triton's `reset_to_zero` / a config's
-    `pre_hook=init_to_zero(...)`), in the grid's expression language over the C API's integers.
-
-    `dims` is one extent, `count` contiguous elements; three, `rows, cols, row_stride`: `rows`
-    rows of `cols` contiguous elements, `row_stride` elements apart; or four, `rows, cols,
-    row_stride, col_stride`: a rows x cols matrix with any strides (a torch tensor's
-    `size()` and `stride()`), zeroed as rows of contiguous elements along whichever dimension
-    has stride 1 at run time (column-major as well as row-major; the runtime refuses a matrix
-    with no unit stride). Elements are the pointer's (`*fp16`: 2 bytes)."""
-
-    name: str  # the pointer argument
-    source: tuple[str, ...]  # canonical source of each extent (1, 3 or 4)
-    c: tuple[str, ...]  # its int64_t C expression
-
-    @property
-    def is_2d(self) -> bool:
-        return len(self.source) >= 3
-
-
-RESET_FORMS = ("'count' (1-D), 'rows, cols, row_stride' (2-D, in elements) or 'rows, cols, "
-               "row_stride, col_stride' (a strided matrix, either stride may be the unit one)")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
 def parse_reset_to_zero(entries: Sequence[str], sig: BoundSignature,
                         launch_args: Sequence[LaunchArg] = (),
-                        algo_index: int | None = None) -> tuple[ZeroRegion, ...]:
+                        algo_index: int | None = None) -> tuple[Region, ...]:
     """`--reset_to_zero=NAME=EXTENTS` entries -> regions, in the kernel's parameter order.
 
     NAME is a pointer argument of the kernel; EXTENTS is `count` or `rows, cols, row_stride` in
@@ -480,7 +459,7 @@ def parse_reset_to_zero(entries: Sequence[str], sig: BoundSignature,
     where = "" if algo_index is None else f" (algo {algo_index})"
     args = sig.by_name()
     constexprs = {a.name: a.value for a in sig.args if a.is_constexpr}
-    regions: dict[str, ZeroRegion] = {}
+    regions: dict[str, Region] = {}
     for entry in entries:
         name, eq, text = entry.partition("=")
         name = name.strip()
@@ -525,12 +504,12 @@ def parse_reset_to_zero(entries: Sequence[str], sig: BoundSignature,
                                         "reset_to_zero region: the region is the tensor the "
                                         "arguments describe, not the device's")
         if not filled.strip():
-            raise UserError(f"{what}: the extent is empty; give {RESET_FORMS}")
+            raise UserError(f"{what}: the extent is empty; give {FORMS_TEXT}")
         exprs = _Parser(filled, symbols, [la.name for la in launch_args], what).entries()
-        if len(exprs) not in (1, 3, 4):
+        if len(exprs) not in EXTENT_COUNTS:
             raise UserError(f"{what}: {text.strip()!r} has {len(exprs)} expressions; give "
-                            f"{RESET_FORMS}")
-        regions[name] = ZeroRegion(name, tuple(to_source(e) for e in exprs),
+                            f"{FORMS_TEXT}")
+        regions[name] = Region(name, tuple(to_source(e) for e in exprs),
                                    tuple(to_c(e) for e in exprs))
     order = [a.name for a in sig.args]
     return tuple(sorted(regions.values(), key=lambda r: order.index(r.name)))

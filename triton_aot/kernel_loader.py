@@ -31,6 +31,7 @@ from typing import Any, Iterator, Sequence
 
 from triton_aot.errors import UserError
 from triton_aot.signature import ParamInfo
+from triton_aot.wrappers import unwrap
 
 
 @dataclass(frozen=True)
@@ -44,11 +45,15 @@ class LoadedKernel:
 @contextlib.contextmanager
 def load_kernel(kernel_path: str | None, kernel_name: str,
                 import_paths: Sequence[str] = (),
-                kernel_module: str | None = None) -> Iterator[LoadedKernel]:
+                kernel_module: str | None = None,
+                bazel_target: str | None = None) -> Iterator[LoadedKernel]:
     """Imports `kernel_path` with its directory and `import_paths` on sys.path, or the
-    installed module `kernel_module` with `import_paths` on sys.path."""
+    installed module `kernel_module` with `import_paths` on sys.path.
+
+    `bazel_target`: the rule that runs the import; its failures then name that target's
+    attributes (deps, kernel_module), which a BUILD file can change, not this tool's flags."""
     if kernel_module is not None:
-        with _load_module(kernel_module, kernel_name, import_paths) as kernel:
+        with _load_module(kernel_module, kernel_name, import_paths, bazel_target) as kernel:
             yield kernel
         return
     path = Path(kernel_path)
@@ -81,7 +86,7 @@ def load_kernel(kernel_path: str | None, kernel_name: str,
     sys.path[:0] = roots
     importlib.invalidate_caches()
     try:
-        module = _import(path, module_name)
+        module = _import(path, module_name, bazel_target)
         fn = _find_kernel(module, kernel_name, path.name)
         yield LoadedKernel(fn=fn, name=kernel_name, file_name=path.name,
                            params=tuple(ParamInfo(p.name, bool(p.is_constexpr), p.annotation)
@@ -93,8 +98,8 @@ def load_kernel(kernel_path: str | None, kernel_name: str,
 
 
 @contextlib.contextmanager
-def _load_module(module_name: str, kernel_name: str,
-                 import_paths: Sequence[str]) -> Iterator[LoadedKernel]:
+def _load_module(module_name: str, kernel_name: str, import_paths: Sequence[str],
+                 bazel_target: str | None) -> Iterator[LoadedKernel]:
     if not all(part.isidentifier() for part in module_name.split(".")):
         raise UserError(f"--kernel_module: {module_name!r} is not a dotted module name; write it "
                         "as in an import statement, e.g. liger_kernel.ops.rms_norm")
@@ -113,21 +118,20 @@ def _load_module(module_name: str, kernel_name: str,
             module = importlib.import_module(module_name)
         except UserError:
             raise
-        except ModuleNotFoundError as e:
-            if e.name and (module_name == e.name or module_name.startswith(e.name + ".")):
-                raise UserError(
-                    f"--kernel_module: no module named {e.name!r} in the toolchain's Python "
-                    "environment or the deps' import roots; install its package where the "
-                    "toolchain's interpreter sees it, or add the py_library that provides it to "
-                    "deps") from None
-            raise UserError(f"--kernel_module: importing {module_name} failed: "
-                            f"{_describe(e, Path(module_name.rpartition('.')[2] + '.py'))}; "
-                            "install the module it needs in the toolchain's environment") from e
         except BaseException as e:
             if isinstance(e, KeyboardInterrupt):
                 raise
-            raise UserError(f"--kernel_module: importing {module_name} failed: "
-                            f"{_describe(e, Path(module_name.rpartition('.')[2] + '.py'))}") from e
+            if (isinstance(e, ModuleNotFoundError) and e.name
+                    and (module_name == e.name or module_name.startswith(e.name + "."))):
+                where = (f"{bazel_target}: attribute 'kernel_module'" if bazel_target
+                         else "--kernel_module")
+                raise UserError(
+                    f"{where}: no module named {e.name!r} in the toolchain's Python "
+                    "environment or the deps' import roots; add the py_library that provides "
+                    "it to deps (a pip hub's package, or your own py_library), or install its "
+                    "package where the toolchain's interpreter sees it") from None
+            raise import_failure(e, module_name, Path(module_name.rpartition(".")[2] + ".py"),
+                                 "--kernel_module", bazel_target) from e
         file_name = module_name
         fn = _find_kernel(module, kernel_name, file_name)
         yield LoadedKernel(fn=fn, name=kernel_name, file_name=file_name,
@@ -178,7 +182,7 @@ def _module_name(path: Path, import_roots: Sequence[str]) -> str:
     return module_name_for_file(path.stem)
 
 
-def _import(path: Path, module_name: str) -> Any:
+def _import(path: Path, module_name: str, bazel_target: str | None) -> Any:
     try:
         if "." in module_name:
             module = importlib.import_module(module_name)
@@ -198,9 +202,31 @@ def _import(path: Path, module_name: str) -> Any:
     except BaseException as e:  # SystemExit from a stray sys.exit() included
         if isinstance(e, KeyboardInterrupt):
             raise
-        raise UserError(f"--kernel_path: importing {path.name} failed: {_describe(e, path)}; "
-                        "fix the kernel file (or pass --import_path for the directories its "
-                        "imports live in)") from e
+        raise import_failure(e, path.name, path, "--kernel_path", bazel_target) from e
+
+
+def import_failure(e: BaseException, what: str, path: Path, flag: str,
+                   bazel_target: str | None) -> UserError:
+    """The one error line for a kernel module whose import raised `e`.
+
+    A missing module is the common case in a monorepo: the kernel imports the repository's own
+    code or a package the toolchain lacks. The fix then is a dependency, named in the terms of
+    whoever runs the import (a BUILD attribute, or this tool's flags)."""
+    detail = _describe(e, path)
+    missing = e.name if isinstance(e, ModuleNotFoundError) and e.name else None
+    if missing is None:
+        where = bazel_target or flag
+        return UserError(f"{where}: importing {what} failed: {detail}; fix the kernel file")
+    top = missing.partition(".")[0]
+    if bazel_target:
+        return UserError(
+            f"{bazel_target}: attribute 'deps': importing {what} failed: {detail}; add the "
+            f"py_library that provides {top!r} to deps (your own py_library, or a pip hub's "
+            "package), or, when the kernel itself comes from an installed package, name it "
+            "with kernel_module instead of srcs")
+    return UserError(
+        f"{flag}: importing {what} failed: {detail}; pass --import_path=DIR for the folder "
+        f"that holds {top!r}, or install its package in this interpreter")
 
 
 def _describe(e: BaseException, path: Path) -> str:
@@ -221,7 +247,6 @@ def _jit_types() -> tuple[type, type]:
 
 
 def _find_kernel(module: Any, kernel_name: str, file_name: str) -> Any:
-    from triton_aot.decorators import unwrap
     jit_function, kernel_interface = _jit_types()
     obj = getattr(module, kernel_name, None)
     # @triton.autotune / @triton.heuristics wrap the JITFunction; AOT compiles the function

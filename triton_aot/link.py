@@ -25,10 +25,12 @@ from typing import Callable, Sequence
 
 from absl import flags
 
-from triton_aot import abi, c_library, cli, tuning
+from triton_aot import abi, c_library, cli, record_reader, tuning
 from triton_aot.c_library import Algo, LibraryPlan, TargetSlot, TunedDispatch, Variant
 from triton_aot.c_parts import Image
 from triton_aot.errors import UserError
+from triton_aot.targets import arch_name
+from triton_aot.triton_types import INT_TYPES
 from triton_aot.variant import FORMAT, RecordError, VariantRecord
 
 
@@ -67,7 +69,7 @@ def load_variant(path: str) -> Variant:
     except OSError as e:
         raise UserError(f"cannot read {path}: {e.strerror}") from None
     try:
-        record = VariantRecord.from_json(text)
+        record = record_reader.read_json(text)
     except RecordError as e:
         if e.message.startswith("not valid JSON"):
             raise UserError(f"{path} is not valid JSON: {e.message[len('not valid JSON: '):]}") \
@@ -159,11 +161,6 @@ def _algo_info(members: list[Variant]) -> str:
     return f"{info} heuristics per variant: {','.join(members[0].record.heuristics)}"
 
 
-def _tname(arch: int | str) -> str:
-    """sm_90 for a CUDA arch, gfx942 for an AMD one."""
-    return arch if isinstance(arch, str) else f"sm_{arch}"
-
-
 def _declared_archs(members: list[Variant], archs: list) -> set | None:
     """The archs an algo is restricted to (its variants' algo_targets), None when unrestricted.
     Every variant of the algo must declare the same restriction, and each declared target must
@@ -202,12 +199,12 @@ def _check_targets_complete(per_target: dict[int, dict[tuple, Variant]],
             continue  # a declared restriction: the dispatcher returns NO_BINARY_FOR_GPU there
         if not slot:
             example = members[0]
-            raise UserError(f"algo {example.record.algo_info()!r} has no variant for {_tname(arch)} "
+            raise UserError(f"algo {example.record.algo_info()!r} has no variant for {arch_name(arch)} "
                             f"({example.label} is its {example.record.target.name} variant); "
                             "compile every algo for every target")
         for hints, v in all_hints.items():
             if hints not in slot:
-                raise UserError(f"{v.label} has no {_tname(arch)} counterpart with the same hints "
+                raise UserError(f"{v.label} has no {arch_name(arch)} counterpart with the same hints "
                                 f"(algo {v.record.algo_info()!r}); compile every "
                                 "specialization for every target")
 
@@ -261,9 +258,8 @@ def plan_tuning(fv_tuning: str | None, key: Sequence[str], default_algo: int, la
     c_args = {a.name: a for a in ref.record.c_args}
     for k in key:
         a = c_args.get(k)
-        if a is None or a.type not in ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"):
-            ints = [a.name for a in ref.record.c_args if a.type[:1] in "iu" and a.type != "i1"
-                    and a.type != "u1"]
+        if a is None or a.type not in INT_TYPES:
+            ints = [a.name for a in ref.record.c_args if a.type in INT_TYPES]
             raise UserError(f"--tuning_key: {k!r} is not an integer argument of the C API; use "
                             f"some of {', '.join(ints) or '(none)'}")
     if len(set(key)) != len(key):
@@ -352,7 +348,7 @@ def build_plan(variants: Sequence[Variant], name: str, header: str,
             with_ptx = [v for v in vs if v.ptx is not None]
             without = [v for v in vs if v.ptx is None]
             if with_ptx and without:
-                raise UserError(f"sm_{arch} mixes PTX and no PTX: {with_ptx[0].label} embeds PTX "
+                raise UserError(f"{arch_name(arch)} mixes PTX and no PTX: {with_ptx[0].label} embeds PTX "
                                 f"but {without[0].label} does not; compile all of a target's "
                                 "variants with or without --embed_ptx")
             has_ptx = bool(with_ptx)

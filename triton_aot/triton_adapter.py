@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from triton_aot import targets
 from triton_aot.disasm import disassemble
 from triton_aot.errors import UserError, flag_error
 from triton_aot.kernel_loader import LoadedKernel
@@ -37,24 +38,9 @@ from triton_aot.variant import MAXNREG_MAX, MAXNREG_MIN, Target, TmaInfo
 # --------------------------------------------------------------------------- target/options
 
 
-# SMs (>= 7.0) each triton release compiles for: what the ptxas it bundles and picks for that
-# SM assembles (triton uses `ptxas` below sm_100 -- below sm_90 from 3.9 on -- and
-# `ptxas-blackwell` above). tools/version_matrix's targets step checks every entry both ways:
-# each listed SM compiles, each SM left out fails in ptxas or triton (docs/triton_versions.md).
-_PTXAS_12_8 = (70, 72, 75, 80, 86, 87, 89, 90)  # triton's `ptxas` in 3.5-3.8
-_ARCHS_BY_TRITON = {
-    # ptxas 12.8 for everything: no sm_103, sm_121 (CUDA 12.9), no sm_110 (CUDA 13)
-    (3, 5): frozenset(_PTXAS_12_8 + (100, 101, 120)),
-    # ptxas-blackwell 12.9 from sm_100
-    (3, 6): frozenset(_PTXAS_12_8 + (100, 101, 103, 120, 121)),
-    # ptxas-blackwell 13.1 from sm_100: CUDA 13 renamed sm_101 (Thor) to sm_110
-    (3, 7): frozenset(_PTXAS_12_8 + (100, 103, 110, 120, 121)),
-    (3, 8): frozenset(_PTXAS_12_8 + (100, 103, 110, 120, 121)),
-    # ptxas 12.9 below sm_90, ptxas-blackwell 13.4 from sm_90 (which also has sm_107)
-    (3, 9): frozenset((70, 72, 75, 80, 86, 87, 89, 90, 100, 103, 107, 110, 120, 121)),
-}
-# Every SM some supported triton compiles for.
-SUPPORTED_ARCHS = frozenset().union(*_ARCHS_BY_TRITON.values())
+# The targets table itself (which SMs each triton compiles for) is triton_aot/targets.py.
+SUPPORTED_ARCHS = frozenset(targets.CUDA_ARCHS)
+SUPPORTED_HIP_ARCHS = frozenset(targets.HIP_ARCHS)
 
 
 def installed_triton_version() -> str:
@@ -68,18 +54,11 @@ def installed_triton_version() -> str:
 
 
 def supported_archs(version: str | None = None) -> frozenset:
-    """The SMs this triton version compiles for (all known ones for a version outside the
-    table; check_triton_version refuses those before any compile)."""
-    m = re.match(r"(\d+)\.(\d+)", version or installed_triton_version())
-    key = (int(m.group(1)), int(m.group(2))) if m else None
-    return _ARCHS_BY_TRITON.get(key, SUPPORTED_ARCHS)
+    """The SMs this triton version compiles for (targets.cuda_archs)."""
+    return targets.cuda_archs(version or installed_triton_version())
+
 
 _TARGET = re.compile(r"cuda:([0-9]{2,3})(?::(32))?\Z")
-
-# AMD archs the LLVM in the triton 3.6 wheel compiles for (triton/backends/amd: CDNA2/3/4 and
-# RDNA3/4); the examples and tests use gfx90a and gfx942.
-SUPPORTED_HIP_ARCHS = frozenset(("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1102",
-                                 "gfx1200", "gfx1201"))
 _HIP_TARGET = re.compile(r"hip:(gfx[0-9a-f]+)(?::(32|64))?\Z")
 
 
@@ -120,9 +99,11 @@ def parse_target(text: str) -> Target:
         raise flag_error("target", f"{text!r} is not a CUDA target",
                          "write cuda:SM, e.g. cuda:80 or cuda:90, or hip:gfxNNN, e.g. hip:gfx942")
     arch = int(match.group(1))
-    if arch < 70:
-        raise flag_error("target", f"{text!r}: Triton supports compute capability 7.0 and newer",
-                         "use e.g. cuda:80")
+    if arch < targets.CUDA_ARCHS[0]:
+        raise flag_error("target", f"{text!r}: no supported triton compiles for "
+                         f"{targets.arch_name(arch)}; the oldest is "
+                         f"{targets.arch_name(targets.CUDA_ARCHS[0])}",
+                         f"use cuda:{targets.CUDA_ARCHS[0]} or newer, e.g. cuda:80")
     archs = supported_archs()
     if arch not in archs:
         raise flag_error("target", f"{text!r}: the ptxas of triton {installed_triton_version()} "
@@ -133,7 +114,7 @@ def parse_target(text: str) -> Target:
 
 
 def _other_versions_for(arch: int) -> str:
-    versions = [f"{k[0]}.{k[1]}" for k, v in sorted(_ARCHS_BY_TRITON.items()) if arch in v]
+    versions = targets.versions_for(arch)
     return f" (triton {', '.join(versions)} compiles for sm_{arch})" if versions else ""
 
 

@@ -2,9 +2,12 @@
 GPU and writes the library's tuning table (triton_aot.tuning, format rules_triton.tuning.v1).
 
 Runs where the GPU is, from the repository checkout and a folder that `tools/tune LABEL` packed
-on the build machine (no Bazel here; python3 + torch + the driver):
+on the build machine (no Bazel here; python3 + torch + absl-py + the driver):
 
-    python3 -m triton_aot.tune .gpu/tune/NAME [--out TABLE.json] [--budget_s 420] [--reps 10]
+    python3 -m triton_aot.tune .gpu/tune/NAME [--out=TABLE.json] [--budget_s=420] [--reps=10]
+
+(the command-line convention of every triton_aot tool, triton_aot.cli: absl flags, one `error:`
+line and exit code 1 on failure; the GPU machine's python3 needs absl-py besides torch).
 
 The folder holds pack.json (library name, key, where the table lives in the repository), the
 library as a shared object with its C API (ctypes: NAME(stream, args..., algo_id),
@@ -32,7 +35,6 @@ table's notes). Exit code 0 when the table was written.
 
 from __future__ import annotations
 
-import argparse
 import ctypes
 import importlib.util
 import json
@@ -43,7 +45,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from triton_aot import tuning
+from absl import flags
+
+from triton_aot import cli, tuning
+from triton_aot.errors import UserError
 
 CUDA_ERROR_NOT_SUPPORTED = 801
 CUDA_ERROR_OUT_OF_RESOURCES = 701
@@ -284,28 +289,45 @@ def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
     return table
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m triton_aot.tune", description=__doc__.split(
-        "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("pack", type=Path, help="the folder tools/tune packed (.gpu/tune/NAME)")
-    ap.add_argument("--out", type=Path, help="the table to write (default: the library's "
-                    "table in the repository, as pack.json names it; its other devices are kept)")
-    ap.add_argument("--reps", type=int, default=10, help="timed batches per algo and shape")
-    ap.add_argument("--budget_s", type=float, default=None,
-                    help="stop measuring new shapes after this many seconds")
-    ap.add_argument("--shapes", help="only these shapes, e.g. 4096x4096x4096,1x4096x4096")
-    args = ap.parse_args(argv)
-    if not (args.pack / "pack.json").is_file():
-        print(f"error: {args.pack} has no pack.json: run tools/tune LABEL on the build machine "
-              "and use the folder it prints", file=sys.stderr)
-        return 2
-    meta = json.loads((args.pack / "pack.json").read_text())
-    out = args.out or Path(meta["table"])
-    table = tune(args.pack, out, args.reps, args.budget_s, args.shapes)
+def _define_flags(fv: flags.FlagValues) -> None:
+    flags.DEFINE_string("out", None, "The table to write (default: the library's table in the "
+                        "repository, as pack.json names it; its other devices are kept).",
+                        flag_values=fv)
+    flags.DEFINE_integer("reps", 10, "Timed batches per algo and shape.", lower_bound=1,
+                         flag_values=fv)
+    flags.DEFINE_float("budget_s", None, "Stop measuring new shapes after this many seconds.",
+                       flag_values=fv)
+    flags.DEFINE_string("shapes", None, "Only these shapes, e.g. 4096x4096x4096,1x4096x4096.",
+                        flag_values=fv)
+
+
+def _run(fv: flags.FlagValues, rest: list[str]) -> None:
+    if len(rest) != 1:
+        raise UserError("give one argument: the folder tools/tune packed (.gpu/tune/NAME)")
+    pack = Path(rest[0])
+    if not (pack / "pack.json").is_file():
+        raise UserError(f"{pack} has no pack.json: run tools/tune LABEL on the build machine "
+                        "and use the folder it prints")
+    meta = json.loads((pack / "pack.json").read_text())
+    out = Path(fv.out) if fv.out else Path(meta["table"])
+    table = tune(pack, out, fv.reps, fv.budget_s, fv.shapes)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(table.to_json(), encoding="utf-8")
     log(f"wrote {out}")
-    return 0
+
+
+TOOL = cli.Tool(
+    module="triton_aot.tune",
+    usage="python3 -m triton_aot.tune .gpu/tune/NAME [--out=TABLE.json] [--reps=10] "
+          "[--budget_s=S] [--shapes=MxNxK,...]",
+    define_flags=_define_flags,
+    run=_run,
+    positional=True,
+)
+
+
+def main(argv=None) -> int:
+    return cli.main(TOOL, argv)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from absl import flags
+
+from triton_aot import cli
+from triton_aot.errors import UserError
+
 FORMAT = "rules_triton.tuning.v1"
 SOURCES = ("tune", "triton-autotune-cache", "manual")
 Q = 256  # fixed point of the log2 values: 1/256 octave
@@ -342,10 +347,10 @@ def empty_table(name: str, key: Sequence[str], records_by_algo: dict[int, Any]) 
 def records_by_algo(paths: Iterable[str | Path], name: str | None = None) -> dict[int, Any]:
     """One variant record per algo index, from a library's metadata files (the `metadata`
     output group); `name`: only the records whose symbol starts with `name`_a."""
-    from triton_aot.variant import VariantRecord
+    from triton_aot import record_reader
     out: dict[int, Any] = {}
     for p in sorted(map(Path, paths)):
-        rec = VariantRecord.from_json(p.read_text(encoding="utf-8"))
+        rec = record_reader.read_json(p.read_text(encoding="utf-8"))
         if name is not None and not rec.symbol.startswith(f"{name}_a"):
             continue
         if rec.algo_index is None:
@@ -358,48 +363,66 @@ def records_by_algo(paths: Iterable[str | Path], name: str | None = None) -> dic
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """python3 -m triton_aot.tuning seed|new ... (see --help)."""
-    import argparse
-    ap = argparse.ArgumentParser(prog="python3 -m triton_aot.tuning", description=(
-        "Create a tuning table (new) or add a device to one from Triton's autotune cache files "
-        "(seed). Records: the library's variant metadata (its `metadata` output group)."))
-    ap.add_argument("command", choices=["new", "seed"])
-    ap.add_argument("--name", required=True, help="the library's C name (c_name)")
-    ap.add_argument("--key", required=True, help="comma-separated key argument names, e.g. M,N,K")
-    ap.add_argument("--records", required=True, help="folder of the library's variant records")
-    ap.add_argument("--out", required=True, help="the table to write (read first when it exists)")
-    ap.add_argument("--cache", action="append", default=[],
-                    help="seed: a <kernel>.autotune.json file, or a folder searched for them "
-                         "(the Triton cache, ~/.triton/cache)")
-    ap.add_argument("--device_name", help="seed: the GPU's name, e.g. 'NVIDIA H100 80GB HBM3'")
-    ap.add_argument("--sm", type=int, help="seed: the GPU's SM, e.g. 90")
-    args = ap.parse_args(argv)
+def _define_flags(fv: flags.FlagValues) -> None:
+    flags.DEFINE_string("name", None, "The library's C name (c_name).", flag_values=fv)
+    flags.DEFINE_string("key", None, "Comma-separated key argument names, e.g. M,N,K.",
+                        flag_values=fv)
+    flags.DEFINE_string("records", None, "Folder of the library's variant records.",
+                        flag_values=fv)
+    flags.DEFINE_string("out", None, "The table to write (read first when it exists).",
+                        flag_values=fv)
+    flags.DEFINE_multi_string("cache", [], "seed: a <kernel>.autotune.json file, or a folder "
+                              "searched for them (the Triton cache, ~/.triton/cache); repeatable.",
+                              flag_values=fv)
+    flags.DEFINE_string("device_name", None, "seed: the GPU's name, e.g. "
+                        "'NVIDIA H100 80GB HBM3'.", flag_values=fv)
+    flags.DEFINE_integer("sm", None, "seed: the GPU's SM, e.g. 90.", flag_values=fv)
+
+
+def _run(fv: flags.FlagValues, rest: list[str]) -> None:
+    if len(rest) != 1 or rest[0] not in ("new", "seed"):
+        raise UserError("give one command: new (an empty table) or seed (a device from "
+                        "Triton's autotune cache files)")
+    cli.require(fv, "name", "key", "records", "out")
     try:
-        recs = records_by_algo(Path(args.records).rglob("*.json"), args.name)
-        fresh = empty_table(args.name, args.key.split(","), recs)
-        out = Path(args.out)
-        table = fresh
-        if out.exists():
-            old = read_table(out)
-            if old.algos == fresh.algos and old.key == fresh.key:
-                table = old
-        if args.command == "seed":
-            if not args.cache or args.device_name is None or args.sm is None:
-                raise TableError("seed needs --cache, --device_name and --sm")
-            files: list[Path] = []
-            for c in map(Path, args.cache):
-                files += sorted(c.rglob("*.autotune.json")) if c.is_dir() else [c]
-            if not files:
-                raise TableError(f"no *.autotune.json under {args.cache}")
-            table = seed_from_autotune_cache(table, recs, files, args.device_name, args.sm)
-        out.write_text(table.to_json(), encoding="utf-8")
+        table = _new_or_seed(fv, rest[0])
     except (TableError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(f"wrote {args.out}: {len(table.algos)} algos, "
+        raise UserError(str(e)) from None
+    print(f"wrote {fv.out}: {len(table.algos)} algos, "
           f"{sum(len(d.points) for d in table.devices)} points", file=sys.stderr)
-    return 0
+
+
+def _new_or_seed(fv: flags.FlagValues, command: str) -> Table:
+    recs = records_by_algo(Path(fv.records).rglob("*.json"), fv.name)
+    fresh = empty_table(fv.name, fv.key.split(","), recs)
+    out = Path(fv.out)
+    table = fresh
+    if out.exists():
+        old = read_table(out)
+        if old.algos == fresh.algos and old.key == fresh.key:
+            table = old
+    if command == "seed":
+        if not fv.cache or fv.device_name is None or fv.sm is None:
+            raise TableError("seed needs --cache, --device_name and --sm")
+        files: list[Path] = []
+        for c in map(Path, fv.cache):
+            files += sorted(c.rglob("*.autotune.json")) if c.is_dir() else [c]
+        if not files:
+            raise TableError(f"no *.autotune.json under {fv.cache}")
+        table = seed_from_autotune_cache(table, recs, files, fv.device_name, fv.sm)
+    out.write_text(table.to_json(), encoding="utf-8")
+    return table
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """python3 -m triton_aot.tuning new|seed ... (see --help): create a tuning table (new) or add
+    a device to one from Triton's autotune cache files (seed). Records: the library's variant
+    metadata (its `metadata` output group)."""
+    return cli.main(cli.Tool(
+        module="triton_aot.tuning",
+        usage="python3 -m triton_aot.tuning new|seed --name=C_NAME --key=M,N,K --records=DIR "
+              "--out=T.json [--cache=PATH ... --device_name=NAME --sm=SM]",
+        define_flags=_define_flags, run=_run, positional=True), argv)
 
 
 if __name__ == "__main__":

@@ -247,10 +247,10 @@ def _rss_kib() -> int:
 
 
 # How much a compiling child may grow (MiB of resident memory, measured after each request from
-# its first answer on) before it is retired and a fresh child takes over. Triton's native leak
-# is about 0.8 MiB a compile under Python 3.14, so one child serves about 80 compiles: fork and
-# teardown (about 25 ms of CPU each) cost well under 1% of a compile, against 6-7% with one
-# child per request. 0: a fresh child for every request.
+# its first answer on) before it is retired and a fresh child takes over. Triton leaks native
+# memory on every compile, so a child cannot live forever; but retiring it only after this much
+# growth lets one child serve many compiles, so that fork and teardown stay a small part of the
+# work, unlike a child per request. 0: a fresh child for every request.
 CHILD_GROWTH_LIMIT_MIB = 64
 
 
@@ -409,8 +409,8 @@ def compile_tool_warm_up(handle: Handler) -> Callable[[], int]:
     """A warm-up for the compile tool's handler: one small compile per major target.
 
     `import triton` alone is not enough: a process's first compile also loads the NVIDIA
-    backend, initialises LLVM's targets and asks ptxas for its version, about 0.35 s that a
-    child forked before it would pay on every request. Forked after it, a child compiles as
+    backend, initialises LLVM's targets and asks ptxas for its version: a cost that a child
+    forked before it would pay on every request. Forked after it, a child compiles as
     fast as a warm process does.
     """
 

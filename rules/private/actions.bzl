@@ -102,7 +102,72 @@ def run_triton_tool(
         exec_group = TRITON_EXEC_GROUP,
     )
 
-def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots, variant, worker):
+def add_kernel_source_args(ctx, toolchain, args, source):
+    """The flags every tool that imports the kernel takes: the module, its roots, the action.
+
+    Args:
+      ctx: the rule context.
+      toolchain: the `TritonToolchainInfo`.
+      args: the tool's `Args`.
+      source: the `kernel_source` struct (kernel_source.bzl).
+    """
+    if source.file:
+        args.add(source.file, format = "--kernel_path=%s")
+    else:
+        args.add(ctx.attr.kernel_module, format = "--kernel_module=%s")
+    args.add_all(source.import_roots, format_each = "--import_path=%s")
+
+    # Errors then speak of the target's attributes; and the tool refuses an executor whose
+    # environment is not the one the fingerprint (so the action key) describes.
+    args.add(_display_label(ctx.label), format = "--bazel_target=%s")
+    if toolchain.fingerprint:
+        args.add(toolchain.fingerprint, format = "--env_fingerprint=%s")
+
+def _display_label(label):
+    """`//pkg:name` as a BUILD file of the same repository spells it (`@repo//pkg:name` else)."""
+    repo = "@" + label.workspace_name if label.workspace_name else ""
+    return "{}//{}:{}".format(repo, label.package, label.name)
+
+def check_kernel_import(ctx, toolchain, *, source, target, worker):
+    """One TritonImport action: imports the kernel once, before any variant compiles.
+
+    Every TritonCompile action takes its output, so a kernel file that does not import (a
+    missing dep, an error at module level) fails this one action, with one error, instead of
+    once per variant.
+
+    Args:
+      ctx: the rule context.
+      toolchain: the `TritonToolchainInfo`.
+      source: the `kernel_source` struct.
+      target: the target the kernel is imported for ("cuda:90").
+      worker: whether to run in a persistent worker (the compile tool's).
+
+    Returns:
+      The kernel's parameter list (JSON) File.
+    """
+    out = ctx.actions.declare_file("_triton/{}/kernel_params.json".format(ctx.label.name))
+    args = tool_args(ctx)
+    add_kernel_source_args(ctx, toolchain, args, source)
+    args.add(ctx.attr.kernel, format = "--kernel_name=%s")
+    args.add(target, format = "--target=%s")
+    args.add(out, format = "--out_params=%s")
+    run_triton_tool(
+        ctx,
+        toolchain,
+        module = "compile",
+        args = args,
+        inputs = source.inputs if not source.file else depset([source.file], transitive = [source.inputs]),
+        outputs = [out],
+        mnemonic = "TritonImport",
+        progress_message = "Importing Triton kernel %{{label}}: {} for {}".format(ctx.attr.kernel, target),
+        execution_requirements = _worker_requirements(worker),
+    )
+    return out
+
+def _worker_requirements(worker):
+    return {"supports-workers": "1", "requires-worker-protocol": "json"} if worker else None
+
+def compile_variant(ctx, toolchain, *, source, kernel_params, variant, worker):
     """One TritonCompile action: one (algo, specialization, target) of the kernel.
 
     Writes the variant record (JSON, which names its images relative to its own folder) and
@@ -112,10 +177,10 @@ def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots,
     Args:
       ctx: the rule context.
       toolchain: the `TritonToolchainInfo`.
-      kernel_file: the .py File that defines the kernel, or None for `kernel_module`.
-      kernel_inputs: depset of the Python files the kernel imports.
-      import_roots: list of sys.path roots (execroot-relative) for the kernel module.
-      variant: struct(symbol, algo, algo_index, hints, target, highest_target, launch_args).
+      source: the `kernel_source` struct (file, inputs, import_roots).
+      kernel_params: the output of `check_kernel_import` (or None when the library has one
+        variant): an input only so that no variant compiles before the kernel imported once.
+      variant: struct(symbol, algo, algo_index, hints, target, embed_ptx, launch_args).
       worker: whether to run in a persistent worker.
 
     Returns:
@@ -129,10 +194,7 @@ def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots,
 
     algo = variant.algo
     args = tool_args(ctx)
-    if kernel_file:
-        args.add(kernel_file, format = "--kernel_path=%s")
-    else:
-        args.add(ctx.attr.kernel_module, format = "--kernel_module=%s")
+    add_kernel_source_args(ctx, toolchain, args, source)
     args.add(ctx.attr.kernel, format = "--kernel_name=%s")
 
     # the library's signature with this algo's values in its {CONSTEXPR} placeholders
@@ -157,12 +219,11 @@ def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots,
         args.add("--launch_pdl")
     if algo["launch_cooperative_grid"]:
         args.add("--launch_cooperative_grid")
-    if ctx.attr.embed_ptx and variant.highest_target:
+    if variant.embed_ptx:
         args.add("--embed_ptx")
     args.add(variant.target, format = "--target=%s")
     args.add(variant.symbol, format = "--symbol=%s")
     args.add(variant.algo_index, format = "--algo_index=%s")
-    args.add_all(import_roots, format_each = "--import_path=%s")
     for key in ["json"] + groups:
         args.add(outputs[key], format = "--out_" + key + "=%s")
 
@@ -171,7 +232,7 @@ def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots,
         toolchain,
         module = "compile",
         args = args,
-        inputs = depset([kernel_file] if kernel_file else [], transitive = [kernel_inputs]),
+        inputs = depset([f for f in [kernel_params, source.file] if f], transitive = [source.inputs]),
         outputs = outputs.values(),
         mnemonic = "TritonCompile",
         progress_message = "Compiling Triton kernel %{{label}}: {} algo {} [{}] for {}".format(
@@ -180,7 +241,7 @@ def compile_variant(ctx, toolchain, *, kernel_file, kernel_inputs, import_roots,
             variant.hints or "generic",
             variant.target,
         ),
-        execution_requirements = {"supports-workers": "1", "requires-worker-protocol": "json"} if worker else None,
+        execution_requirements = _worker_requirements(worker),
     )
     return outputs
 

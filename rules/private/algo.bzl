@@ -1,5 +1,7 @@
 """`triton_algo`: one algo (constexpr values + launch meta-parameters) of a kernel library."""
 
+load(":reset_to_zero.bzl", "EXAMPLE_EXTENTS", "EXAMPLE_NAME", "FORMS_TEXT")
+
 def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas = None, grid = None, launch_pdl = None, launch_cooperative_grid = None, maxnreg = None, targets = None, reset_to_zero = None):
     """Describes one algo of a `triton_kernel_library`, like `triton.Config` does for the JIT.
 
@@ -55,10 +57,10 @@ def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas =
     algo = {"constexprs": values}
     if reset_to_zero != None:
         if type(reset_to_zero) != "dict":
-            fail("triton_algo: reset_to_zero must be a dict of pointer argument name -> extents (\"rows, cols, row_stride\", \"count\" or \"rows, cols, row_stride, col_stride\"), e.g. {\"c_ptr\": \"M, N, stride_cm\"}; got " + type(reset_to_zero))
+            fail("triton_algo: reset_to_zero must be a dict of pointer argument name -> extents ({}), e.g. {{\"{}\": \"{}\"}}; got {}".format(FORMS_TEXT, EXAMPLE_NAME, EXAMPLE_EXTENTS, type(reset_to_zero)))
         for key, value in reset_to_zero.items():
             if type(key) != "string" or type(value) != "string":
-                fail("triton_algo: reset_to_zero must map argument names (strings) to extents (strings such as \"M, N, stride_cm\"); got {} -> {}".format(repr(key), repr(value)))
+                fail("triton_algo: reset_to_zero must map argument names (strings) to extents (strings such as \"{}\"); got {} -> {}".format(EXAMPLE_EXTENTS, repr(key), repr(value)))
         algo["reset_to_zero"] = reset_to_zero
     for key, value in [
         ("num_warps", num_warps),

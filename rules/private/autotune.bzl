@@ -11,25 +11,9 @@ specialization x target), as with hand-written algos (docs/design.md).
 
 load("@bazel_skylib//rules:diff_test.bzl", "diff_test")
 load("@rules_python//python:defs.bzl", "PyInfo")
-load(":actions.bzl", "run_triton_tool", "tool_args")
-load(":kernel_source.bzl", "import_roots")
+load(":actions.bzl", "add_kernel_source_args", "run_triton_tool", "tool_args")
+load(":kernel_source.bzl", "kernel_source")
 load(":toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
-
-def _kernel_file(ctx):
-    if ctx.attr.kernel_module:
-        if ctx.files.srcs or ctx.file.kernel_src:
-            fail("{}: attribute 'kernel_module': given together with srcs; the kernels come either from a file (src/srcs) or from a module (kernel_module), remove one".format(ctx.label))
-        return None
-    if ctx.file.kernel_src:
-        return ctx.file.kernel_src
-    py = [f for f in ctx.files.srcs if f.extension == "py"]
-    if len(py) != 1:
-        fail("{}: attribute 'kernel_src': srcs has {} .py files; set kernel_src to the one that defines {}".format(
-            ctx.label,
-            len(py),
-            ", ".join(ctx.attr.kernels),
-        ))
-    return py[0]
 
 def _update_command(name):
     # Called by the macro: the package is the caller's. No repository in the label: the update
@@ -42,26 +26,22 @@ def _triton_autotune_configs_impl(ctx):
     if not ctx.attr.kernels:
         fail("{}: attribute 'kernels': is empty; name the @triton.autotune kernels of the file".format(ctx.label))
     toolchain = find_triton_exec_toolchain(ctx)
-    kernel_file = _kernel_file(ctx)
+    source = kernel_source(ctx, ", ".join(ctx.attr.kernels))
     out = ctx.actions.declare_file(ctx.label.name + ".bzl")
     args = tool_args(ctx)
-    if kernel_file:
-        args.add(kernel_file, format = "--kernel_path=%s")
-    else:
-        args.add(ctx.attr.kernel_module, format = "--kernel_module=%s")
+    add_kernel_source_args(ctx, toolchain, args, source)
     args.add(ctx.attr.target, format = "--target=%s")
     args.add(",".join(ctx.attr.kernels), format = "--kernels=%s")
     args.add(ctx.attr.bzl, format = "--bzl_name=%s")
     args.add(ctx.attr.update_command, format = "--update_command=%s")
     args.add(ctx.attr.defs, format = "--defs=%s")
-    args.add_all(import_roots(ctx), format_each = "--import_path=%s")
     args.add(out, format = "--out=%s")
     run_triton_tool(
         ctx,
         toolchain,
         module = "autotune_configs",
         args = args,
-        inputs = depset([kernel_file] if kernel_file else [], transitive = [depset(ctx.files.srcs)] + [d[PyInfo].transitive_sources for d in ctx.attr.deps]),
+        inputs = depset([source.file] if source.file else [], transitive = [source.inputs]),
         outputs = [out],
         mnemonic = "TritonAutotuneConfigs",
         progress_message = "Reading the @triton.autotune configs of %{{label}} ({})".format(", ".join(ctx.attr.kernels)),

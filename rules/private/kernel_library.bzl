@@ -7,37 +7,11 @@ load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
 load("@rules_cc//cc:find_cc_toolchain.bzl", "use_cc_toolchain")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("@rules_python//python:defs.bzl", "PyInfo")
-load(":actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "compile_c_library", "compile_variant", "disassemble", "link_library", "link_shared_library")
-load(":kernel_source.bzl", "import_roots")
+load(":actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "check_kernel_import", "compile_c_library", "compile_variant", "disassemble", "link_library", "link_shared_library")
+load(":kernel_source.bzl", "kernel_source")
 load(":providers.bzl", "TritonKernelInfo")
 load(":toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
-load(":validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specializations", "check_targets", "check_tensordesc_targets", "signature_entries")
-
-def _kernel_file(ctx):
-    if ctx.attr.kernel_module:
-        # An installed module (or one from `deps`): no file of this package defines the kernel.
-        if ctx.files.srcs or ctx.file.kernel_src:
-            fail("{}: attribute 'kernel_module': given together with {}; the kernel comes either from a file (srcs) or from a module (kernel_module), remove one".format(
-                ctx.label,
-                "srcs" if ctx.files.srcs else "kernel_src",
-            ))
-        parts = ctx.attr.kernel_module.split(".")
-        for part in parts:
-            if not part or not (part[0].isalpha() or part[0] == "_") or not part.replace("_", "a").isalnum():
-                fail("{}: attribute 'kernel_module': '{}' is not a dotted module name; write it as in an import statement, e.g. \"liger_kernel.ops.rms_norm\"".format(ctx.label, ctx.attr.kernel_module))
-        return None
-    if ctx.file.kernel_src:
-        return ctx.file.kernel_src
-    py = [f for f in ctx.files.srcs if f.extension == "py"]
-    if not py:
-        fail("{}: attribute 'srcs': no .py file; list the file that defines '{}' in srcs, or name an installed module with kernel_module = \"pkg.module\"".format(ctx.label, ctx.attr.kernel))
-    if len(py) != 1:
-        fail("{}: attribute 'kernel_src': srcs has {} .py files; set kernel_src to the one that defines '{}'".format(
-            ctx.label,
-            len(py),
-            ctx.attr.kernel,
-        ))
-    return py[0]
+load(":validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specializations", "check_targets", "check_tensordesc_targets", "ptx_fallback_arch", "signature_entries")
 
 def _targets(ctx):
     if ctx.attr.targets:
@@ -81,47 +55,50 @@ def _triton_kernel_library_impl(ctx):
         "signature": ctx.attr.signature,
     })
 
-    kernel_file = _kernel_file(ctx)
-    kernel_inputs = depset(ctx.files.srcs, transitive = [d[PyInfo].transitive_sources for d in ctx.attr.deps])
-    roots = import_roots(ctx)
+    source = kernel_source(ctx, "'{}'".format(ctx.attr.kernel))
     worker = ctx.attr._persistent_worker[BuildSettingInfo].value
     hip = targets[0].startswith("hip:")
-    highest = archs[0]
-    for arch in archs:
-        if not hip and int(arch) > int(highest):
-            highest = arch
+    ptx_arch = ptx_fallback_arch(label, targets, archs) if ctx.attr.embed_ptx else None
 
-    metadata, sass_files = [], []
-    ir = {group: [] for group in IR_GROUPS + HIP_IR_GROUPS}
+    variants = []
     for algo_index, algo in enumerate(algos):
         for spec_index, hints in enumerate(specializations):
             for target, arch in zip(targets, archs):
                 if algo["targets"] and target not in algo["targets"]:
                     continue  # the algo is restricted to other targets
-                variant = struct(
+                variants.append(struct(
                     symbol = "{}_a{}_s{}_{}".format(c_name, algo_index, spec_index, arch if hip else "sm" + arch),
                     algo = algo,
                     algo_index = algo_index,
                     hints = hints,
                     target = target,
-                    highest_target = not hip and arch == highest,
+                    embed_ptx = arch == ptx_arch,
                     launch_args = launch_args,
-                )
-                outputs = compile_variant(
-                    ctx,
-                    toolchain,
-                    kernel_file = kernel_file,
-                    kernel_inputs = kernel_inputs,
-                    import_roots = roots,
-                    variant = variant,
-                    worker = worker,
-                )
-                metadata.append(outputs["json"])
-                for group, files in ir.items():
-                    if group in outputs:
-                        files.append(outputs[group])
-                if not hip:
-                    sass_files.append(disassemble(ctx, toolchain, symbol = variant.symbol, cubin = outputs["cubin"]))
+                ))
+
+    # A kernel file that does not import fails once, in one action, not once per variant; a
+    # library of one variant needs no separate import (its compile is that one action).
+    kernel_params = None
+    if len(variants) > 1:
+        kernel_params = check_kernel_import(ctx, toolchain, source = source, target = targets[0], worker = worker)
+
+    metadata, sass_files = [], []
+    ir = {group: [] for group in IR_GROUPS + HIP_IR_GROUPS}
+    for variant in variants:
+        outputs = compile_variant(
+            ctx,
+            toolchain,
+            source = source,
+            kernel_params = kernel_params,
+            variant = variant,
+            worker = worker,
+        )
+        metadata.append(outputs["json"])
+        for group, files in ir.items():
+            if group in outputs:
+                files.append(outputs[group])
+        if not hip:
+            sass_files.append(disassemble(ctx, toolchain, symbol = variant.symbol, cubin = outputs["cubin"]))
 
     # The link tool embeds the images the records name: cubins (or hsacos) always, PTX for the
     # fallback. A HIP library is compiled with the HIP runtime.
@@ -262,7 +239,7 @@ arguments (before `algo_id`) and are never passed to the kernel.""",
         ),
         "embed_ptx": attr.bool(
             default = False,
-            doc = "Also embed the PTX of the highest target, for GPUs no cubin fits (the driver JIT-compiles it).",
+            doc = "Also embed the PTX of the lowest target below cuda:90, for GPUs no cubin fits: the driver JIT-compiles it for any later GPU (Triton writes the PTX of sm_90 and newer arch-specific, for their own SM only). CUDA only; needs a target below cuda:90.",
         ),
         "tuning_key": attr.string_list(
             doc = """Integer arguments of the C API that choose the algo, e.g. `["M", "N", "K"]`

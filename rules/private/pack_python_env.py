@@ -37,8 +37,8 @@ One file reachable under two names (torch/lib/libtorch_cpu.so is a symlink to th
 libtorch_cpu.so.2.14 the loader also needs in lib/): stored once, the other name as a hard link
 to it, so the archive does not carry 300 MB twice.
 
-Bytecode: without .pyc files every action would recompile the ~250 modules triton imports
-(0.35 s per process, measured); so the archive carries .pyc files written here as
+Bytecode: without .pyc files every action would recompile the modules triton imports (a large
+part of a short process's start); so the archive carries .pyc files written here as
 "unchecked-hash" pycs (PEP 552): they do not depend on file times, so they are valid wherever
 the archive is unpacked, and they are the same bytes on every run for the same sources.
 

@@ -5,6 +5,8 @@ that ships inside the triton package (the only CUDA header the generated C needs
 touches a GPU or a CUDA driver.
 """
 
+load(":targets.bzl", "CUDA_ARCHS_BY_TRITON")
+
 _ENV_VAR = "RULES_TRITON_PYTHON"
 
 # Runs in the chosen interpreter: reports what the rules need from it, as JSON.
@@ -71,16 +73,16 @@ filegroup(
 """
 
 # The triton releases rules_triton is tested with (tools/version_matrix); see docs/triton_versions.md.
-SUPPORTED_TRITON = ">=3.5,<3.10"
-_SUPPORTED_MINORS = (5, 6, 7, 8, 9)
+# They are the releases of the targets table (triton_aot/targets.py).
+SUPPORTED_TRITON = ", ".join(CUDA_ARCHS_BY_TRITON.keys())
 
 def _supported(version):
     parts = version.split(".")
-    return len(parts) >= 2 and parts[0] == "3" and parts[1].isdigit() and int(parts[1]) in _SUPPORTED_MINORS
+    return len(parts) >= 2 and "{}.{}".format(parts[0], parts[1]) in CUDA_ARCHS_BY_TRITON
 
 def _write_fingerprint(rctx, interpreter):
     """fingerprint.json (see env_fingerprint.py); re-runs this rule when the environment changes."""
-    script = rctx.path(Label("//rules/private:env_fingerprint.py"))
+    script = rctx.path(Label("//triton_aot:env_fingerprint.py"))
     result = rctx.execute([interpreter, "-I", str(script)], environment = {"PYTHONNOUSERSITE": "1"}, quiet = True)
     if result.return_code != 0:
         fail("rules_triton: computing the environment fingerprint with {} failed: {}".format(interpreter, result.stderr))
@@ -145,7 +147,7 @@ triton_python_repository = repository_rule(
     doc = "Exposes an existing Python environment that has triton as a py_runtime, a Python toolchain and cuda.h.",
 )
 
-# --- archive mode: the environment as one build input, for remote execution --------
+# --- archive mode: the environment as one build input, so remote executors need no install ---
 
 _ARCHIVE_BUILD = """\
 package(default_visibility = ["//visibility:public"])
@@ -170,7 +172,7 @@ def _archive_fingerprint(rctx, interpreter):
     """fingerprint.json of the unpacked archive, computed the way the actions run (-B -s)."""
     cache = rctx.path("scratch_unpacked")
     result = rctx.execute(
-        [rctx.path("launcher.sh"), "-B", "-s", str(rctx.path(Label("//rules/private:env_fingerprint.py")))],
+        [rctx.path("launcher.sh"), "-B", "-s", str(rctx.path(Label("//triton_aot:env_fingerprint.py")))],
         environment = {
             "PYTHONNOUSERSITE": "1",
             "PYTHONPATH": "",

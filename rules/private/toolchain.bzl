@@ -13,8 +13,34 @@ def _import_root(package_init):
         fail("triton_toolchain: 'tool' must contain triton_aot/__init__.py, got {}".format(package_init.path))
     return parent[:-len("/triton_aot")]
 
+def _python_runtime(ctx, python):
+    # A py_runtime itself, or rules_python's current_py_toolchain (the Python toolchain resolved
+    # for the exec platform: a `python.toolchain` of the user's MODULE.bazel).
+    if PyRuntimeInfo in python:
+        return python[PyRuntimeInfo]
+    runtime = getattr(python[platform_common.ToolchainInfo], "py3_runtime", None)
+    if runtime == None:
+        fail("{}: attribute 'python': {} resolves to a Python toolchain without a py3_runtime; name a py_runtime, or @rules_python//python:current_py_toolchain with a Python 3 toolchain registered".format(ctx.label, python.label))
+    return runtime
+
+def _check_cuda_headers(ctx, target):
+    # Fail here, naming the attribute, rather than at the first C compile of a kernel library.
+    # (a cuda.h target has a handful of headers, so listing them is cheap)
+    if not [h for h in target[CcInfo].compilation_context.headers.to_list() if h.basename == "cuda.h"]:
+        fail(("{}: attribute 'cuda_headers': {} provides no cuda.h; use the one in the triton " +
+              "wheel: triton_cuda_headers(name = \"cuda_headers\", triton = \"@pypi//triton\") " +
+              "(from @rules_triton//rules:defs.bzl), or @rules_triton_python//:cuda_headers").format(ctx.label, target.label))
+    return target[CcInfo]
+
+def _python_path_entry(ctx, import_root):
+    # PyInfo.imports are runfiles paths ("<repo>/<dir>"); actions run in the exec root, where the
+    # main repository's files sit at the top and the others under external/.
+    if import_root.startswith(ctx.workspace_name + "/"):
+        return import_root[len(ctx.workspace_name) + 1:]
+    return "external/" + import_root
+
 def _triton_toolchain_impl(ctx):
-    runtime = ctx.attr.python[PyRuntimeInfo]
+    runtime = _python_runtime(ctx, ctx.attr.python)
     transitive = [ctx.attr.tool[DefaultInfo].files, ctx.attr.templates[DefaultInfo].files]
     python_path = []
     init_files = [f for f in ctx.files.tool if f.basename == "__init__.py" and f.dirname.endswith("triton_aot")]
@@ -28,7 +54,7 @@ def _triton_toolchain_impl(ctx):
         transitive.append(info.transitive_sources)
         transitive.append(dep[DefaultInfo].default_runfiles.files)
         for imp in info.imports.to_list():  # a handful of import roots, not a build graph
-            python_path.append("external/" + imp)
+            python_path.append(_python_path_entry(ctx, imp))
     interpreter = runtime.interpreter
     interpreter_path = runtime.interpreter_path
     if runtime.interpreter != None:
@@ -57,7 +83,7 @@ def _triton_toolchain_impl(ctx):
                 interpreter_path = interpreter_path,
                 tool_inputs = depset(direct, transitive = transitive),
                 python_path = python_path,
-                cuda_headers = ctx.attr.cuda_headers[CcInfo],
+                cuda_headers = _check_cuda_headers(ctx, ctx.attr.cuda_headers),
                 fingerprint = ctx.file.fingerprint,
             ),
         ),
@@ -71,25 +97,35 @@ with which Python packages, and which cuda.h the generated C is compiled against
 Three ways to provide triton:
 - `python` is a `py_runtime` whose interpreter already has triton 3.6.x and absl-py installed
   (what tools/setup prepares; `@rules_triton_python//:runtime`), `python_deps` empty;
-- `python` is a hermetic rules_python runtime and `python_deps` are the pip hub's
-  `@pypi//triton` and `@pypi//absl_py`;
+- hub mode: `python` is a hermetic rules_python runtime (a `py_runtime`, or
+  `@rules_python//python:current_py_toolchain` for the `python.toolchain` of your MODULE.bazel),
+  `python_deps` are the pip hub's `@pypi//triton` and `@pypi//absl_py` and `cuda_headers` is a
+  `triton_cuda_headers` of `@pypi//triton` (README.md, "A toolchain from your rules_python hub");
 - archive mode: `python_archive` and `python_launcher` from `@rules_triton_python_archive`
   (`--@rules_triton//:python_mode=archive` selects them in the default toolchain): the whole
   environment is one archive input of every Triton action, for executors that do not have it.
 """,
     attrs = {
+        # python, python_deps and tool run in the build's actions: built for the exec platform,
+        # so that a cross-platform or remote build gets the executor's interpreter and wheels.
         "python": attr.label(
             mandatory = True,
-            providers = [PyRuntimeInfo],
-            doc = "A py_runtime: the interpreter that runs the compile and link tools.",
+            cfg = "exec",
+            providers = [[PyRuntimeInfo], [platform_common.ToolchainInfo]],
+            doc = "The interpreter that runs the compile and link tools: a `py_runtime`, or " +
+                  "`@rules_python//python:current_py_toolchain` (the Python toolchain resolved " +
+                  "for the exec platform). Built for the exec platform.",
         ),
         "python_deps": attr.label_list(
+            cfg = "exec",
             providers = [PyInfo],
-            doc = "py_library targets put on PYTHONPATH (triton, absl-py from a pip hub).",
+            doc = "py_library targets put on PYTHONPATH (triton, absl-py from a pip hub). Built " +
+                  "for the exec platform.",
         ),
         "tool": attr.label(
             default = Label("//triton_aot"),
-            doc = "The triton_aot package (compile and link tools).",
+            cfg = "exec",
+            doc = "The triton_aot package (compile and link tools). Built for the exec platform.",
         ),
         "templates": attr.label(
             default = Label("//templates"),
@@ -98,7 +134,9 @@ Three ways to provide triton:
         "cuda_headers": attr.label(
             mandatory = True,
             providers = [CcInfo],
-            doc = "A cc_library providing cuda.h (the one shipped in the triton package).",
+            doc = "A CcInfo target providing cuda.h, the one shipped in the triton package: " +
+                  "`@rules_triton_python//:cuda_headers`, or a `triton_cuda_headers` of the pip " +
+                  "hub's `@pypi//triton`.",
         ),
         "python_archive": attr.label(
             allow_single_file = [".tar.gz"],

@@ -1,6 +1,6 @@
 """Triton's signature type names, for the analysis-time checks in validate.bzl.
 
-Generated from triton_aot/signature.py by tools/gen_triton_types.py: do not edit.
+Generated from triton_aot/triton_types.py by tools/gen_triton_types.py: do not edit.
 //tools:triton_types_current_test fails when this file is stale.
 """
 
@@ -20,6 +20,18 @@ SCALAR_TYPES = [
     "bf16",
     "fp32",
     "fp64",
+]
+
+# Integer types: of launch arguments, and the scalars that take hints.
+INT_TYPES = [
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
 ]
 
 # Element types that only exist behind a pointer (*fp8e5, ...).

@@ -5,22 +5,22 @@ The compile tool checks everything again against the kernel itself (names, types
 these checks catch what can be known without Python, before any action runs.
 """
 
-load(":triton_types.bzl", "FP8_TYPES", "LITERAL_NAMES", "SCALAR_TYPES", "TENSORDESC_DTYPES", "TENSORDESC_MAX_RANK", "TYPE_ALIASES")
+load(":launch_options.bzl", "LAUNCH_OPTIONS")
+load(":reset_to_zero.bzl", "EXAMPLE_EXTENTS", "EXAMPLE_NAME", "EXTENT_COUNTS", "FORMS_TEXT")
+load(":targets.bzl", "ARCH_SPECIFIC_FROM", "CUDA_ARCHS", "HIP_ARCHS")
+load(":triton_types.bzl", "FP8_TYPES", "INT_TYPES", "LITERAL_NAMES", "SCALAR_TYPES", "TENSORDESC_DTYPES", "TENSORDESC_MAX_RANK", "TYPE_ALIASES")
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
 _DIGITS = "0123456789"
 
 # An identifier entry of the signature is the name of a constexpr parameter whose value each
 # algo sets, unless the compile tool reads it as a type (any spelling) or a literal (True,
-# None, ...). Generated from triton_aot/signature.py, so both sides classify entries alike.
+# None, ...). Generated from triton_aot/triton_types.py, so both sides classify entries alike.
 _NOT_CONSTEXPR_NAMES = {
     name: True
     for name in SCALAR_TYPES + FP8_TYPES + TYPE_ALIASES.keys() + LITERAL_NAMES
 }
-_ALGO_KEYS = ["constexprs", "num_warps", "num_stages", "num_ctas", "grid", "launch_pdl", "launch_cooperative_grid", "maxnreg", "targets", "reset_to_zero"]
-
-# Integer types a launch argument may have (the compile tool checks the rest).
-_LAUNCH_ARG_TYPES = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
+_ALGO_KEYS = ["constexprs"] + LAUNCH_OPTIONS.keys() + ["grid", "targets", "reset_to_zero"]
 
 def check_launch_args(label, launch_args):
     """Checks `launch_args` entries ("n_rows: i32") and returns the compile tool's flag value.
@@ -39,8 +39,8 @@ def check_launch_args(label, launch_args):
         if len(parts) != 2 or not is_identifier(name):
             _err(label, "launch_args", "entry '{}' is not 'name: type'; write e.g. launch_args = [\"n_rows: i32\"]".format(entry))
         ty = parts[1].strip()
-        if ty not in _LAUNCH_ARG_TYPES:
-            _err(label, "launch_args", "'{}' has type '{}'; launch arguments are integers: use one of {}".format(name, ty, ", ".join(_LAUNCH_ARG_TYPES)))
+        if ty not in INT_TYPES:
+            _err(label, "launch_args", "'{}' has type '{}'; launch arguments are integers: use one of {}".format(name, ty, ", ".join(INT_TYPES)))
         if name in names:
             _err(label, "launch_args", "'{}' is given twice".format(name))
         names[name] = True
@@ -174,6 +174,18 @@ def _check_hip_target(label, attr, target, arch):
             ok = False
     if not ok:
         _err(label, attr, "'{}' is not a target; write \"hip:gfx<arch>\", e.g. \"hip:gfx90a\" or \"hip:gfx942\"".format(target))
+    if arch not in HIP_ARCHS:
+        _err(label, attr, "'{}': triton compiles no {}; use one of {}".format(target, arch, ", ".join(["hip:" + a for a in HIP_ARCHS])))
+
+def _check_cuda_arch(label, attr, target, sm):
+    """Refuses an SM that no supported triton compiles (triton_aot/targets.py's table).
+
+    Which of them the installed triton compiles, the compile tool checks.
+    """
+    if sm < CUDA_ARCHS[0]:
+        _err(label, attr, "'{}': no supported triton compiles for sm_{}; the oldest is sm_{}: use cuda:{} or newer".format(target, sm, CUDA_ARCHS[0], CUDA_ARCHS[0]))
+    if sm not in CUDA_ARCHS:
+        _err(label, attr, "'{}': no supported triton compiles for sm_{}; use one of {}".format(target, sm, ", ".join(["cuda:{}".format(a) for a in CUDA_ARCHS])))
 
 def check_targets(label, attr, targets):
     """Checks the GPU targets ("cuda:80", "hip:gfx942", ...): all of one backend.
@@ -200,9 +212,8 @@ def check_targets(label, attr, targets):
             if len(parts) != 2 or parts[0] != "cuda" or not digits or not digits.isdigit():
                 _err(label, attr, "'{}' is not a target; write \"cuda:<sm>\" (e.g. \"cuda:90\") or \"hip:gfx<arch>\" (e.g. \"hip:gfx942\")".format(target))
             if arch.endswith("a"):
-                _err(label, attr, "'{}': write \"cuda:{}\"; Triton already compiles sm_90 and newer for the arch-specific sm_{}a".format(target, digits, digits))
-            if int(digits) < 75:
-                _err(label, attr, "'{}': Triton 3.6 supports sm_75 and newer".format(target))
+                _err(label, attr, "'{}': write \"cuda:{}\"; Triton already compiles sm_{} and newer for the arch-specific sm_{}a".format(target, digits, ARCH_SPECIFIC_FROM, digits))
+            _check_cuda_arch(label, attr, target, int(digits))
         if target in seen:
             _err(label, attr, "'{}' is listed twice".format(target))
         if parts[0] != targets[0].split(":")[0]:
@@ -210,6 +221,28 @@ def check_targets(label, attr, targets):
         seen[target] = True
         archs.append(arch)
     return archs
+
+def ptx_fallback_arch(label, targets, archs):
+    """The target whose PTX an `embed_ptx` library embeds: the lowest portable one.
+
+    The driver JIT-compiles that PTX for every later GPU; the PTX of sm_90 and newer is
+    arch-specific (sm_90a) and serves no GPU but its own (triton_aot/targets.py
+    ptx_fallback_arch says the same).
+
+    Args:
+      label: the target's label (for messages).
+      targets: list of target strings (checked by `check_targets`).
+      archs: their archs.
+
+    Returns:
+      The arch (a string, as in `archs`) whose variants embed their PTX.
+    """
+    if targets[0].startswith("hip:"):
+        _err(label, "embed_ptx", "is CUDA only, but the library targets '{}'; drop embed_ptx for hip libraries".format(targets[0]))
+    portable = [int(a) for a in archs if int(a) < ARCH_SPECIFIC_FROM]
+    if not portable:
+        _err(label, "embed_ptx", "every target is cuda:{} or newer, whose PTX Triton writes arch-specific (sm_{}a) and no other GPU can JIT-compile; add a target below cuda:{} to carry the PTX (e.g. \"cuda:80\"), or drop embed_ptx".format(ARCH_SPECIFIC_FROM, ARCH_SPECIFIC_FROM, ARCH_SPECIFIC_FROM))
+    return str(min(portable))
 
 def check_specializations(label, specializations):
     """Checks and normalises the hint sets (sorted tokens, one space apart).
@@ -321,20 +354,20 @@ def _reset_to_zero_for(label, index, regions, constexprs, targets):
     its integer arguments?) is the compile tool's check; this one catches what the rule can see.
     """
     if type(regions) != "dict" or not regions:
-        _err(label, "algos", "algos[{}]: reset_to_zero must be a non-empty dict of pointer argument name -> extents, e.g. {{\"c_ptr\": \"M, N, stride_cm\"}}".format(index))
+        _err(label, "algos", "algos[{}]: reset_to_zero must be a non-empty dict of pointer argument name -> extents, e.g. {{\"{}\": \"{}\"}}".format(index, EXAMPLE_NAME, EXAMPLE_EXTENTS))
     for target in targets:
         if target.startswith("hip:"):
             _err(label, "algos", "algos[{}]: reset_to_zero is CUDA only for now, but the library targets '{}'; zero the output before calling a hip library, or build this algo for cuda targets".format(index, target))
     result = {}
     for name, text in regions.items():
         if type(name) != "string" or not is_identifier(name):
-            _err(label, "algos", "algos[{}]: reset_to_zero key {} is not an argument name; name the pointer argument to zero, e.g. \"c_ptr\"".format(index, repr(name)))
+            _err(label, "algos", "algos[{}]: reset_to_zero key {} is not an argument name; name the pointer argument to zero, e.g. \"{}\"".format(index, repr(name), EXAMPLE_NAME))
         if type(text) != "string" or not text.strip():
-            _err(label, "algos", "algos[{}]: reset_to_zero['{}'] must be a string of extents: \"count\" (1-D), \"rows, cols, row_stride\" (2-D) or \"rows, cols, row_stride, col_stride\" (a strided matrix), got {}".format(index, name, repr(text)))
+            _err(label, "algos", "algos[{}]: reset_to_zero['{}'] must be a string of extents: {}, got {}".format(index, name, FORMS_TEXT, repr(text)))
         filled = _filled(label, index, "reset_to_zero['{}']".format(name), text, constexprs)
         commas = _top_level_commas(filled)
-        if commas != 0 and commas != 2 and commas != 3:
-            _err(label, "algos", "algos[{}]: reset_to_zero['{}'] '{}' has {} expressions; give \"count\" (1-D), \"rows, cols, row_stride\" (2-D, in elements) or \"rows, cols, row_stride, col_stride\" (a strided matrix)".format(index, name, text, commas + 1))
+        if commas + 1 not in EXTENT_COUNTS:
+            _err(label, "algos", "algos[{}]: reset_to_zero['{}'] '{}' has {} expressions; give {}".format(index, name, text, commas + 1, FORMS_TEXT))
         result[name] = filled
     return result
 
@@ -351,6 +384,30 @@ def _signature_for(label, index, template, constexprs):
             ", ".join(constexprs.keys()) or "none",
         ))
     return signature
+
+def _check_launch_option(label, index, name, value, option, targets):
+    """Checks one launch option of algos[index] against its entry in LAUNCH_OPTIONS."""
+    if option["bool"]:
+        if type(value) != "bool":
+            _err(label, "algos", "algos[{}]: {} must be True or False, got {}".format(index, name, value))
+    elif value != None or option["default"] != None:
+        ok = type(value) == "int"
+        if ok and option["values"]:
+            ok = value in option["values"]
+        if ok and option["low"] != None:
+            ok = value >= option["low"]
+        if ok and option["high"] != None:
+            ok = value <= option["high"]
+        if not ok:
+            _err(label, "algos", "algos[{}]: {} must be {}, got {}".format(index, name, option["spelled"], value))
+    if value == None or value == option["default"]:
+        return
+    for target in targets:
+        if option["cuda_only"] and target.startswith("hip:"):
+            _err(label, "algos", "algos[{}]: {} is CUDA only, but the algo is built for '{}'; drop {} for hip targets".format(index, name, target, name))
+        minimum = option["min_cuda_arch"]
+        if minimum != None and target.startswith("cuda:") and int(target[len("cuda:"):]) < minimum:
+            _err(label, "algos", "algos[{}]: {} = {} needs cuda:{} or newer, but the algo is built for '{}'; restrict the algo with targets = [\"cuda:{}\"], or drop {}".format(index, name, value, minimum, target, minimum, name))
 
 def check_algos(label, algos, algo_constexprs, defaults):
     """Decodes `algos` (triton_algo JSON) into dicts with every field filled in.
@@ -402,18 +459,6 @@ def check_algos(label, algos, algo_constexprs, defaults):
             if not is_identifier(name):
                 _err(label, "algos", "algos[{}]: '{}' is not a parameter name; constexprs maps tl.constexpr parameter names to values".format(i, name))
             constexprs[name] = _constexpr_repr(label, i, name, value)
-        normalised = {
-            "constexprs": constexprs,
-            "num_warps": algo.get("num_warps", defaults["num_warps"]),
-            "num_stages": algo.get("num_stages", defaults["num_stages"]),
-            "num_ctas": algo.get("num_ctas", 1),
-            "launch_pdl": algo.get("launch_pdl", False),
-            "launch_cooperative_grid": algo.get("launch_cooperative_grid", False),
-        }
-        maxnreg = algo.get("maxnreg", None)
-        if maxnreg != None and (type(maxnreg) != "int" or maxnreg < 16 or maxnreg > 255):
-            _err(label, "algos", "algos[{}]: maxnreg must be an int from 16 to 255, got {}".format(i, maxnreg))
-        normalised["maxnreg"] = maxnreg
         algo_targets = algo.get("targets", None)
         if algo_targets != None:
             if type(algo_targets) != "list" or not algo_targets:
@@ -421,13 +466,14 @@ def check_algos(label, algos, algo_constexprs, defaults):
             for t in algo_targets:
                 if t not in defaults["targets"]:
                     _err(label, "algos", "algos[{}]: target '{}' is not one of the library's targets ({}); an algo's targets restrict the library's".format(i, t, ", ".join(defaults["targets"])))
-        for key in ("num_warps", "num_stages", "num_ctas"):
-            value = normalised[key]
-            if type(value) != "int" or value < 1:
-                _err(label, "algos", "algos[{}]: {} must be a positive int, got {}".format(i, key, value))
-        warps = normalised["num_warps"]
-        if warps & (warps - 1) != 0:
-            _err(label, "algos", "algos[{}]: num_warps must be a power of two, got {}".format(i, warps))
+        normalised = {"constexprs": constexprs}
+        for name, option in LAUNCH_OPTIONS.items():
+            default = option["default"]
+            if default == None and name in defaults:
+                default = defaults[name]  # the library's attribute (num_warps, num_stages)
+            value = algo.get(name, default)
+            _check_launch_option(label, i, name, value, option, algo_targets or defaults["targets"])
+            normalised[name] = value
         grid_template = algo.get("grid", defaults["grid"])
         if not grid_template:
             _err(label, "grid", "no grid: set 'grid' on the library or on algos[{}]".format(i))

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from triton_aot.variant import VariantRecord
+from triton_aot import record_reader
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -14,7 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def records(name):
     found = sorted(glob.glob(os.path.join(HERE, "_triton", name, "*.json")))
     assert found, f"no records of :{name}"
-    return [VariantRecord.from_json(open(p).read()) for p in found]
+    return [record_reader.read_json(open(p).read()) for p in found]
 
 
 def test_scale_algos_are_the_pruned_configs_plus_one():

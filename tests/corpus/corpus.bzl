@@ -1,4 +1,4 @@
-"""The kernel corpus: Liger-Kernel's kernels built as the package ships them (issue 13).
+"""The kernel corpus: Liger-Kernel's kernels built as the package ships them, unedited.
 
 Each entry names a kernel in the installed `liger-kernel` package (tools/kernel_packages.lock;
 nothing of it is copied into this repository) and the configuration Liger-Kernel's own wrapper

@@ -1,4 +1,4 @@
-"""Kernels of the launch checks (issue 14): a row-wise kernel launched over n_rows (a launch
+"""Kernels of the launch features' GPU checks: a row-wise kernel launched over n_rows (a launch
 argument), a persistent kernel over min(NUM_SMS, tiles), and a kernel whose device-side tensor
 descriptors need global scratch (the reusable per-stream buffer)."""
 import triton

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GPU checks of issue 14's launch features, each against the Triton JIT of the same source and
+"""GPU checks of the launch features, each against the Triton JIT of the same source and
 config (bit-identical output; GPU time of back-to-back launches, AOT / JIT):
 
   rmsnorm      row-wise kernel launched over `n_rows`, a launch argument the kernel never gets

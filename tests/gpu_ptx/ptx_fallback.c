@@ -1,11 +1,14 @@
-/* ptx_fallback: the PTX fallback and CUDA_ERROR_NO_BINARY_FOR_GPU on a real GPU (issue 16).
+/* ptx_fallback: the PTX fallback and CUDA_ERROR_NO_BINARY_FOR_GPU on a real GPU.
  *
- * Two libraries of the same add kernel, both built for cuda:80 only: add_sm80_ptx embeds the PTX
- * (embed_ptx = True), add_sm80 does not. On a device that is not sm_8x (an H100 is sm_90):
- *   - add_sm80_ptx loads (the driver JIT-compiles the sm_80 PTX) and computes out = x + y
- *     bit-exactly;
+ * Three libraries of the same add kernel: add_sm80_ptx (cuda:80, embed_ptx = True), add_sm80
+ * (cuda:80, no PTX) and add_sm80_sm100_ptx (cuda:80 + cuda:100, embed_ptx = True: the PTX is the
+ * portable sm_80 one; Triton's sm_100a PTX would serve no GPU but sm_100). On a device no cubin
+ * fits (an H100 is sm_90):
+ *   - add_sm80_ptx and add_sm80_sm100_ptx load (the driver JIT-compiles the sm_80 PTX) and
+ *     compute out = x + y bit-exactly;
  *   - add_sm80 fails with CUDA_ERROR_NO_BINARY_FOR_GPU, from load_add_sm80() and from the launch.
- * On an sm_8x device both run from the sm_80 cubin (the cubin runs on every 8.x >= 8.0).
+ * On an sm_8x device all run from the sm_80 cubin (the cubin runs on every 8.x >= 8.0), on an
+ * sm_100 one add_sm80_sm100_ptx runs its sm_100a cubin.
  * Prints the SM it saw (cuDeviceGetAttribute COMPUTE_CAPABILITY_MAJOR/MINOR) and the driver.
  *
  * With the fake driver of tests/fake_cuda (found through LD_LIBRARY_PATH; CPU-only CI), the SM is
@@ -20,6 +23,7 @@
 
 #include "tests/gpu_ptx/add_sm80.h"
 #include "tests/gpu_ptx/add_sm80_ptx.h"
+#include "tests/gpu_ptx/add_sm80_sm100_ptx.h"
 
 typedef CUresult (*fn_init)(unsigned int);
 typedef CUresult (*fn_dev_get)(CUdevice *, int);
@@ -75,6 +79,41 @@ static void *sym(const char *name) {
   }
   return p;
 }
+
+/* A library with the PTX fallback: loads, launches and (on a GPU) computes x + y bit-exactly;
+ * with the fake driver, the image it loaded is the cubin when one fits, else the sm_80 PTX. */
+#define check_ptx_library(lib, targets, cubin_fits)                                              \
+  do {                                                                                          \
+    int loads_before = fake_num_loads ? fake_num_loads() : 0;                                   \
+    printf(#lib " (%s, PTX embedded):\n", targets);                                             \
+    r = load_##lib();                                                                           \
+    printf("  load_" #lib "() = %s\n", name_of(r));                                             \
+    expect(r == CUDA_SUCCESS, (cubin_fits) ? "loads (a cubin)" : "loads (driver JIT-compiles the sm_80 PTX)"); \
+    if (!fake) /* out = x first: a launch that did nothing leaves it != x + y */                 \
+      ((fn_htod)sym("cuMemcpyHtoD_v2"))(out, hx, n * sizeof(float));                            \
+    r = lib##_default(0, x, y, out, n);                                                         \
+    printf("  " #lib "_default() = %s\n", name_of(r));                                          \
+    expect(r == CUDA_SUCCESS, "launches");                                                      \
+    if (fake && fake_get_load && fake_num_loads() > loads_before) {                             \
+      fake_load l;                                                                              \
+      fake_get_load(fake_num_loads() - 1, &l);                                                  \
+      printf("  the fake driver loaded a %s image", l.is_ptx ? "PTX" : "cubin");                \
+      if (l.is_ptx) printf(" (.target sm_%d)", l.sm);                                           \
+      printf("\n");                                                                             \
+      expect(l.is_ptx == !(cubin_fits), (cubin_fits) ? "the cubin was loaded" : "the PTX was loaded"); \
+      if (l.is_ptx) expect(l.sm == 80, "the PTX is the portable sm_80 one");                    \
+    }                                                                                           \
+    if (!fake && r == CUDA_SUCCESS) {                                                           \
+      int i, bad = 0;                                                                           \
+      r = ((fn_sync)sym("cuCtxSynchronize"))();                                                 \
+      printf("  cuCtxSynchronize() = %s\n", name_of(r));                                        \
+      expect(r == CUDA_SUCCESS, "runs");                                                        \
+      ((fn_dtoh)sym("cuMemcpyDtoH_v2"))(hout, out, n * sizeof(float));                         \
+      for (i = 0; i < n; ++i) bad += hout[i] != hx[i] + hy[i];                                  \
+      printf("  %d of %d results differ from x + y\n", bad, n);                                 \
+      expect(bad == 0, "out = x + y bit-exactly");                                              \
+    }                                                                                           \
+  } while (0)
 
 int main(void) {
   const int n = 1 << 20;
@@ -154,30 +193,8 @@ int main(void) {
   /* sm_80 cubin runs on 8.x (x >= 0); elsewhere only the PTX can. */
   const int cubin_fits = major == 8;
 
-  printf("add_sm80_ptx (cuda:80, PTX embedded):\n");
-  int loads_before = fake_num_loads ? fake_num_loads() : 0;
-  r = load_add_sm80_ptx();
-  printf("  load_add_sm80_ptx() = %s\n", name_of(r));
-  expect(r == CUDA_SUCCESS, cubin_fits ? "loads (the sm_80 cubin)" : "loads (driver JIT-compiles the sm_80 PTX)");
-  r = add_sm80_ptx_default(0, x, y, out, n);
-  printf("  add_sm80_ptx_default() = %s\n", name_of(r));
-  expect(r == CUDA_SUCCESS, "launches");
-  if (fake && fake_get_load && fake_num_loads() > loads_before) {
-    fake_load l;
-    fake_get_load(fake_num_loads() - 1, &l);
-    printf("  the fake driver loaded a %s image\n", l.is_ptx ? "PTX" : "cubin");
-    expect(l.is_ptx == !cubin_fits, cubin_fits ? "the cubin was loaded" : "the PTX was loaded");
-  }
-  if (!fake && r == CUDA_SUCCESS) {
-    int i, bad = 0;
-    r = ((fn_sync)sym("cuCtxSynchronize"))();
-    printf("  cuCtxSynchronize() = %s\n", name_of(r));
-    expect(r == CUDA_SUCCESS, "runs");
-    ((fn_dtoh)sym("cuMemcpyDtoH_v2"))(hout, out, n * sizeof(float));
-    for (i = 0; i < n; ++i) bad += hout[i] != hx[i] + hy[i];
-    printf("  %d of %d results differ from x + y\n", bad, n);
-    expect(bad == 0, "out = x + y bit-exactly");
-  }
+  check_ptx_library(add_sm80_ptx, "cuda:80", major == 8);
+  check_ptx_library(add_sm80_sm100_ptx, "cuda:80 + cuda:100", major == 8 || sm == 100);
 
   printf("add_sm80 (cuda:80, no PTX):\n");
   r = load_add_sm80();

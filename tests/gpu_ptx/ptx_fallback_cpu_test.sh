@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # ptx_fallback_cpu_test: the GPU check of the PTX fallback, against the fake driver.
-#   sm_90 and sm_120: the PTX library loads its PTX (the fake records a PTX image), the one
-#     without PTX reports CUDA_ERROR_NO_BINARY_FOR_GPU: exit 0;
-#   sm_86: both load the sm_80 cubin: exit 0;
+#   sm_90 and sm_120: the PTX libraries load their PTX (the fake records a PTX image; the
+#     cuda:80 + cuda:100 one's is sm_80 too), the one without PTX reports
+#     CUDA_ERROR_NO_BINARY_FOR_GPU: exit 0;
+#   sm_100: the cuda:80 + cuda:100 library loads its sm_100a cubin: exit 0;
+#   sm_86: all load the sm_80 cubin: exit 0;
 #   sm_75: nothing fits, so the PTX library's expectation fails: exit 1 (the check can fail);
 #   no driver on the library path: exit 77 (SKIP);
 #   run.sh with the fake as the driver: exit 0, output in $OUT/ptx_fallback.txt.
@@ -27,7 +29,9 @@ check() {  # check WANT_RC SM GREP...
 }
 
 check 0 90 "device 0 is sm_90" "load_add_sm80_ptx() = CUDA_SUCCESS" "the fake driver loaded a PTX image" \
+  "load_add_sm80_sm100_ptx() = CUDA_SUCCESS" "ok  : the PTX is the portable sm_80 one" \
   "load_add_sm80() = CUDA_ERROR_NO_BINARY_FOR_GPU" "add_sm80_default() = CUDA_ERROR_NO_BINARY_FOR_GPU" "PASS (sm_90)"
+check 0 100 "device 0 is sm_100" "load_add_sm80_sm100_ptx() = CUDA_SUCCESS" "ok  : the cubin was loaded" "PASS (sm_100)"
 check 0 120 "device 0 is sm_120" "the fake driver loaded a PTX image" "load_add_sm80() = CUDA_ERROR_NO_BINARY_FOR_GPU"
 check 0 86 "device 0 is sm_86" "the fake driver loaded a cubin image" "load_add_sm80() = CUDA_SUCCESS" "PASS (sm_86)"
 check 1 75 "load_add_sm80_ptx() = CUDA_ERROR_NO_BINARY_FOR_GPU" "FAILED (sm_75)"

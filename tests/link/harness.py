@@ -32,8 +32,7 @@ REPO_ROOT = HERE.parent.parent  # for PYTHONPATH of the link tool subprocess
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from triton_aot import abi, c_variant, variant as record_mod  # noqa: E402
-from triton_aot.variant import VariantRecord  # noqa: E402
+from triton_aot import abi, c_variant, record_reader, variant as record_mod  # noqa: E402
 
 RUNTIME_DIR = REPO_ROOT / "runtime"  # trt_runtime.c/.h: compiled into every library
 
@@ -161,12 +160,12 @@ def variant(symbol: str, args: list[dict], *, kernel_name: str = "k", arch: int 
 
 def launcher_args(meta: dict) -> list[dict]:
     """The kernel's parameters as the record says (constexprs and :1 arguments dropped)."""
-    return [{"name": a.name, "type": a.type} for a in VariantRecord.from_dict(meta).launcher_args]
+    return [{"name": a.name, "type": a.type} for a in record_reader.read(meta).launcher_args]
 
 
 def render_variant(meta: dict, cubin: bytes, ptx: str | None, **kw) -> tuple[str, str]:
     """A standalone variant's C/H from a metadata dict (validated as the compile tool would)."""
-    return c_variant.render(VariantRecord.from_dict(meta), cubin, ptx, **kw)
+    return c_variant.render(record_reader.read(meta), cubin, ptx, **kw)
 
 
 def write_record(out_dir: Path, meta: dict, cubin: bytes | None = None,
@@ -187,7 +186,7 @@ def write_record(out_dir: Path, meta: dict, cubin: bytes | None = None,
 def fake_image(meta: dict, kind: str = "cubin", tag: str | None = None) -> bytes:
     """A fake driver image naming the variant, its target and its kernel parameter sizes."""
     sizes = []
-    for a in VariantRecord.from_dict(meta).launcher_args:
+    for a in record_reader.read(meta).launcher_args:
         if a.is_tensordesc:  # the CUtensorMap, the shape as i32, the strides as i64
             sizes += [128] + [4] * a.desc.rank + [8] * a.desc.rank
         else:

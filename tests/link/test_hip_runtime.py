@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -149,10 +150,25 @@ def test_library_compiles_as_cxx(hip_lib, tmp_path):
 
 
 def test_generated_c_never_exits_or_prints(hip_lib):
-    text = (hip_lib.dir / "hadd.c").read_text() + \
-        (harness.RUNTIME_DIR / "trt_hip_runtime.c").read_text()
+    # every runtime source: the HIP runtime is the shared core (trt_core.inc) and its hooks
+    text = (hip_lib.dir / "hadd.c").read_text() + "".join(
+        p.read_text() for p in sorted(harness.RUNTIME_DIR.glob("trt_*"))
+        if p.suffix in (".c", ".h", ".inc"))
     for bad in ("exit(", "abort(", "printf(", "puts(", "stderr", "stdout"):
         assert bad not in text
+
+
+def test_one_set_of_templates_speaks_hip(hip_lib):
+    """The library templates are shared with CUDA and filled from the HIP backend table: nothing
+    of the CUDA API (types, statuses, runtime, sm_ targets) reaches a HIP library's C or header
+    outside its embedded images."""
+    for path in (hip_lib.dir / "hadd.c", hip_lib.header):
+        code = "\n".join(line for line in path.read_text().splitlines()
+                         if not line.lstrip().startswith('"'))  # image literals
+        leaks = sorted(set(re.findall(r"\bCU[A-Za-z_]+|\bCUDA_\w+|\bcu[A-Z]\w+|trt_runtime\.h|"
+                                      r"\bsm_?\d+|\bcubin", code)))
+        assert not leaks, f"{path.name}: {leaks}"
+    assert '#include "trt_hip_runtime.h"' in (hip_lib.dir / "hadd.c").read_text()
 
 
 def test_exports_only_the_api(hip_lib):

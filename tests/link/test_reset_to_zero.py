@@ -68,8 +68,8 @@ def test_reset_to_zero_is_part_of_the_algo(tmp_path):
 
 def test_tuning_fingerprint():
     from triton_aot import tuning
-    from triton_aot.variant import VariantRecord
-    with_reset, plain = (VariantRecord.from_dict(m) for m in libs.zero_variants()[1:4:2])
+    from triton_aot import record_reader
+    with_reset, plain = (record_reader.read(m) for m in libs.zero_variants()[1:4:2])
     assert tuning.record_fingerprint(with_reset) != tuning.record_fingerprint(plain)
     # algos without reset_to_zero keep the fingerprint they had (tables stay valid)
     assert tuning.record_fingerprint(plain) == tuning.fingerprint(
@@ -113,10 +113,10 @@ def test_record_refuses_hip(tmp_path):
 
 
 def test_record_round_trip():
-    from triton_aot.variant import VariantRecord
+    from triton_aot import record_reader
     meta = libs.zero_variants()[2]
-    rec = VariantRecord.from_dict(meta)
+    rec = record_reader.read(meta)
     assert [r.name for r in rec.reset_to_zero] == ["b_ptr", "x_ptr", "d_ptr"]
-    assert VariantRecord.from_json(rec.to_json()) == rec
+    assert record_reader.read_json(rec.to_json()) == rec
     # records without it are written without the key (byte-identical to before)
-    assert "reset_to_zero" not in VariantRecord.from_dict(libs.zero_variants()[3]).to_dict()
+    assert "reset_to_zero" not in record_reader.read(libs.zero_variants()[3]).to_dict()

@@ -13,7 +13,7 @@ import textwrap
 import harness
 from harness import arg, constexpr, variant
 from triton_aot import tuning
-from triton_aot.variant import VariantRecord
+from triton_aot import record_reader
 
 
 def tune_variants() -> list[dict]:
@@ -91,7 +91,7 @@ def test_tune_command_writes_the_table(tmp_path, fake_dir):
         (pack / "records" / f"{m['symbol']}.json").write_text(json.dumps(m))
     (pack / "libmm.so").write_bytes(lib.so.read_bytes())
     (pack / "inputs.py").write_text(INPUTS)
-    recs = {r.algo_index: r for r in map(VariantRecord.from_dict, metas)}
+    recs = {r.algo_index: r for r in map(record_reader.read, metas)}
     old = tuning.empty_table("mm", ("M", "N", "K"), recs).with_device(
         tuning.Device("An A100", 80, "manual", (tuning.Point((1, 1, 1), (), 0),)))
     (pack / "table.json").write_text(old.to_json())

@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 import harness
 from harness import arg, constexpr, variant
 from triton_aot import tuning
-from triton_aot.variant import VariantRecord
+from triton_aot import record_reader
 
 BLOCKS = (16, 32, 64)
 
@@ -29,7 +29,7 @@ def mm_variants(blocks=BLOCKS, archs=(80, 90)) -> list[dict]:
 
 def table_for(metas: list[dict], devices: list[tuning.Device], name: str = "mm",
               key=("M", "N", "K")) -> tuning.Table:
-    recs = {r.algo_index: r for r in map(VariantRecord.from_dict, metas)}
+    recs = {r.algo_index: r for r in map(record_reader.read, metas)}
     t = tuning.empty_table(name, key, recs)
     for d in devices:
         t = t.with_device(d)
@@ -198,7 +198,7 @@ def test_malformed_table(tmp_path):
 
 def test_seed_from_triton_autotune_cache(tmp_path):
     metas = mm_variants()
-    recs = {r.algo_index: r for r in map(VariantRecord.from_dict, metas)}
+    recs = {r.algo_index: r for r in map(record_reader.read, metas)}
     cache = tmp_path / "cache" / "abc123"
     cache.mkdir(parents=True)
     cfg = lambda block: {"kwargs": {"BLOCK": block}, "num_warps": 4, "num_stages": 3,

@@ -24,6 +24,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from triton_aot import reset_to_zero, targets
+
+# The target cases follow the targets table (triton_aot/targets.py), as the rule and the tool do.
+OLDEST_SM = targets.CUDA_ARCHS[0]
+TOO_OLD_SM = OLDEST_SM - 10  # older than any supported triton compiles for
+NO_TRITON_SM = 99  # newer than any supported triton compiles for
+assert TOO_OLD_SM not in targets.CUDA_ARCHS and NO_TRITON_SM not in targets.CUDA_ARCHS
+NO_TRITON_GFX = "gfx908"  # an AMD arch (CDNA1) triton does not compile for
+assert NO_TRITON_GFX not in targets.HIP_ARCHS
+
 LAYERS = ("rule attribute", "compile flag", "link flag", "signature", "grid", "kernel",
           "link input", "launch call")
 TOOLS = ("compile", "link", "rule", "runtime")
@@ -223,9 +233,15 @@ COMPILE_CASES = [
          ("--target: 'sm_90' is not a CUDA target",), ("write cuda:SM, e.g. cuda:80",),
          flags={"target": "sm_90"}),
     Case("target_unsupported", "compile flag", "compile",
-         "`--target=cuda:99` (no ptxas support)",
-         ("--target: 'cuda:99'", "cannot compile for sm_99"), ("use one of cuda:70",),
-         flags={"target": "cuda:99"}),
+         f"`--target=cuda:{NO_TRITON_SM}` (no ptxas support)",
+         (f"--target: 'cuda:{NO_TRITON_SM}'", f"cannot compile for sm_{NO_TRITON_SM}"),
+         (f"use one of cuda:{OLDEST_SM}",),
+         flags={"target": f"cuda:{NO_TRITON_SM}"}),
+    Case("target_too_old", "compile flag", "compile",
+         f"`--target=cuda:{TOO_OLD_SM}` (older than any supported triton compiles for)",
+         (f"--target: 'cuda:{TOO_OLD_SM}': no supported triton compiles for sm_{TOO_OLD_SM}",),
+         (f"use cuda:{OLDEST_SM} or newer",),
+         flags={"target": f"cuda:{TOO_OLD_SM}"}),
     Case("num_warps_not_pow2", "compile flag", "compile",
          "`--num_warps=3`",
          ("--num_warps: 3 is not a power of two",), ("use e.g. 4 or 8",),
@@ -398,9 +414,21 @@ COMPILE_CASES = [
     Case("kernel_import_fails", "kernel", "compile",
          "kernel file importing a module that does not exist",
          ("--kernel_path: importing import_error.py failed", "ModuleNotFoundError",
-          "(import_error.py:4)"), ("or pass --import_path",),
+          "(import_error.py:4)"), ("pass --import_path=DIR for the folder that holds",),
          flags={"kernel_path": "{K}/import_error.py", "kernel_name": "never_kernel",
                 "signature": "*fp32", "constexprs": None, "grid": "1"}),
+    Case("kernel_import_fails_in_a_rule", "kernel", "compile",
+         "kernel file importing a module no dep provides, compiled by a rule",
+         ("//kernels:never: attribute 'deps': importing import_error.py failed",
+          "ModuleNotFoundError", "(import_error.py:4)"),
+         ("add the py_library that provides", "to deps", "kernel_module"),
+         flags={"kernel_path": "{K}/import_error.py", "kernel_name": "never_kernel",
+                "signature": "*fp32", "constexprs": None, "grid": "1",
+                "bazel_target": "//kernels:never"}),
+    Case("env_fingerprint_unreadable", "compile flag", "compile",
+         "--env_fingerprint naming a file that does not exist",
+         ("--env_fingerprint: cannot read",), ("pass the toolchain's fingerprint file",),
+         flags={"env_fingerprint": "{K}/no_fingerprint.json"}),
     Case("kernel_import_raises", "kernel", "compile",
          "kernel file raising at import",
          ("importing import_raises.py failed", "RuntimeError: configuration missing",
@@ -463,9 +491,9 @@ COMPILE_CASES = [
          ("--kernel_path: the kernel file 'json.py' shadows the Python module 'json'",),
          ("rename the kernel file",),
          copy_as="json.py"),
-    # (a file name that is no module name, `my-kernels.py`, was refused here until issue 13: it
-    # now imports as `my_kernels`; tests/compile/test_real_kernel_files.py)
-    # --- issue 13: omitted trailing parameters, defaults, None, @triton.heuristics --------
+    # (a file name that is no module name, `my-kernels.py`, is not refused: it imports as
+    # `my_kernels`; tests/compile/test_real_kernel_files.py)
+    # --- kernel files as written: omitted trailing parameters, defaults, None, heuristics -
     Case("sig_unquoted_string", "signature", "compile",
          "a string constexpr written without quotes in the signature: `relu`",
          ("parameter 'BLOCK'", "'relu' is neither a type nor the parameter's name"),
@@ -816,7 +844,7 @@ RULE_CASES = [
 
 # Moved here from tests/rules/analysis_tests.bzl (one place for rule-failure tests); each keeps
 # the fragment that test asserted as its culprit.
-# --- real kernel files (issue 13): the build-time driver, kernels from installed modules ------
+# --- real kernel files: the build-time driver, kernels from installed modules ---------------
 COMPILE_CASES += [
     Case("kernel_device_query_at_import", "kernel", "compile",
          "kernel file reading the SM count from the driver at import (as Triton's softmax "
@@ -883,15 +911,50 @@ RULE_CASES += [
          ("attribute 'algos': algos[0]: maxnreg must be an int from 16 to 255, got 300",),
          ("from 16 to 255",),
          attrs='algos = [triton_algo(constexprs = {"BLOCK": 64}, maxnreg = 300)]'),
+    Case("rule_algo_num_ctas", "rule attribute", "rule",
+         "`triton_algo(num_ctas = 3)`",
+         ("attribute 'algos': algos[0]: num_ctas must be 1, 2, 4, 8 or 16, got 3",),
+         ("1, 2, 4, 8 or 16",),
+         attrs='algos = [triton_algo(constexprs = {"BLOCK": 64}, num_ctas = 3)]'),
+    Case("rule_algo_pdl_old_target", "rule attribute", "rule",
+         "`triton_algo(launch_pdl = True)` in a library for `cuda:80`",
+         ("attribute 'algos': algos[0]: launch_pdl = True needs cuda:90 or newer, but the algo "
+          "is built for 'cuda:80'",),
+         ('restrict the algo with targets = ["cuda:90"], or drop launch_pdl',),
+         attrs='algos = [triton_algo(constexprs = {"BLOCK": 64}, launch_pdl = True)]'),
+    Case("rule_algo_maxnreg_hip", "rule attribute", "rule",
+         "`triton_algo(maxnreg = 128)` in a hip library",
+         ("attribute 'algos': algos[0]: maxnreg is CUDA only, but the algo is built for "
+          "'hip:gfx942'",),
+         ("drop maxnreg for hip targets",),
+         attrs='targets = ["hip:gfx942"], '
+               'algos = [triton_algo(constexprs = {"BLOCK": 64}, maxnreg = 128)]'),
     Case("rule_targets_sm_spelling", "rule attribute", "rule",
          "`targets = [\"sm_90\"]`",
          ("attribute 'targets': 'sm_90' is not a target",), ('write "cuda:<sm>"',),
          attrs='targets = ["sm_90"]'),
     Case("rule_targets_too_old", "rule attribute", "rule",
-         "`targets = [\"cuda:70\"]` (older than Triton 3.6 supports)",
-         ("attribute 'targets': 'cuda:70': Triton 3.6 supports sm_75 and newer",),
-         ("sm_75 and newer",),
-         attrs='targets = ["cuda:70"]'),
+         f"`targets = [\"cuda:{TOO_OLD_SM}\"]` (older than any supported triton compiles for)",
+         (f"attribute 'targets': 'cuda:{TOO_OLD_SM}': no supported triton compiles for "
+          f"sm_{TOO_OLD_SM}",),
+         (f"use cuda:{OLDEST_SM} or newer",),
+         attrs=f'targets = ["cuda:{TOO_OLD_SM}"]'),
+    Case("rule_targets_no_triton", "rule attribute", "rule",
+         f"`targets = [\"cuda:{NO_TRITON_SM}\"]` (no supported triton compiles for it)",
+         (f"attribute 'targets': 'cuda:{NO_TRITON_SM}': no supported triton compiles for "
+          f"sm_{NO_TRITON_SM}",),
+         (f"use one of cuda:{OLDEST_SM}",),
+         attrs=f'targets = ["cuda:{NO_TRITON_SM}"]'),
+    Case("rule_targets_hip_no_triton", "rule attribute", "rule",
+         f"`targets = [\"hip:{NO_TRITON_GFX}\"]` (an AMD arch triton does not compile for)",
+         (f"attribute 'targets': 'hip:{NO_TRITON_GFX}': triton compiles no {NO_TRITON_GFX}",),
+         (f"use one of hip:{targets.HIP_ARCHS[0]}",),
+         attrs=f'targets = ["hip:{NO_TRITON_GFX}"]'),
+    Case("rule_embed_ptx_arch_specific_only", "rule attribute", "rule",
+         "`embed_ptx = True` with only arch-specific targets (`cuda:90`)",
+         ("attribute 'embed_ptx': every target is cuda:90 or newer",),
+         ("add a target below cuda:90 to carry the PTX",),
+         attrs='embed_ptx = True, targets = ["cuda:90"]'),
     Case("rule_targets_duplicate", "rule attribute", "rule",
          "`targets = [\"cuda:90\", \"cuda:90\"]`",
          ("attribute 'targets': 'cuda:90' is listed twice",), ("listed twice",),
@@ -927,7 +990,7 @@ RULE_CASES += [
                'triton_algo(constexprs = {"BLOCK": 64})]'),
     Case("rule_algo_num_warps", "rule attribute", "rule",
          "`num_warps = 3` in an algo",
-         ("attribute 'algos': algos[0]: num_warps must be a power of two, got 3",),
+         ("attribute 'algos': algos[0]: num_warps must be a power of two from 1 to 32, got 3",),
          ("power of two",),
          attrs='algos = [triton_algo(constexprs = {"BLOCK": 64}, num_warps = 3)]'),
     Case("rule_grid_missing", "rule attribute", "rule",
@@ -938,7 +1001,7 @@ RULE_CASES += [
          "`algos = [\"BLOCK=64\"]` instead of triton_algo(...)",
          ("attribute 'algos': algos[0] is not a triton_algo(...) value",), ("BLOCK=64",),
          attrs='algos = ["BLOCK=64"]'),
-    # Analysis-time type names come from triton_aot/signature.py (rules/private/triton_types.bzl):
+    # Analysis-time type names come from triton_aot/triton_types.py (rules/private/triton_types.bzl):
     # `f32` is no Triton type there, so it is a constexpr name, and the message says both.
     Case("rule_signature_unknown_type_f32", "rule attribute", "rule",
          "`f32` for fp32 in the signature (no Triton type is spelt f32)",
@@ -1049,8 +1112,7 @@ RUNTIME_CASES = [
 ]
 
 # --- reset_to_zero (Triton's split-K pre_hook=init_to_zero): regions zeroed before the launch --
-_RTZ_FORMS = ("give 'count' (1-D), 'rows, cols, row_stride' (2-D, in elements) or 'rows, cols, "
-              "row_stride, col_stride'")
+_RTZ_FORMS = "give " + reset_to_zero.FORMS_TEXT
 COMPILE_CASES += [
     Case("reset_to_zero_unknown_argument", "compile flag", "compile",
          "`--reset_to_zero='c_ptr=n'` naming no argument of the kernel",
@@ -1113,15 +1175,13 @@ RULE_CASES += [
     Case("rule_reset_to_zero_value_not_string", "rule attribute", "rule",
          "an algo's reset_to_zero extents given as a number",
          ("attribute 'algos': algos[0]: reset_to_zero['out_ptr'] must be a string of extents",),
-         ('\"count\" (1-D), \"rows, cols, row_stride\" (2-D) or \"rows, cols, row_stride, '
-          'col_stride\"',),
+         (reset_to_zero.FORMS_TEXT,),
          attrs="algos = ['{\"constexprs\": {\"BLOCK\": 64}, \"reset_to_zero\": "
                "{\"out_ptr\": 3}}']"),
     Case("rule_reset_to_zero_two_extents", "rule attribute", "rule",
          "`reset_to_zero = {\"out_ptr\": \"n, n\"}`: two extents",
          ("attribute 'algos': algos[0]: reset_to_zero['out_ptr'] 'n, n' has 2 expressions",),
-         ('give \"count\" (1-D), \"rows, cols, row_stride\" (2-D, in elements) or \"rows, cols, '
-          'row_stride, col_stride\"',),
+         (_RTZ_FORMS,),
          attrs=_RTZ_ALGO % '{"out_ptr": "n, n"}'),
     Case("rule_reset_to_zero_placeholder", "rule attribute", "rule",
          "a reset_to_zero extent naming a constexpr the algo does not set: `{BLOCK_M}`",

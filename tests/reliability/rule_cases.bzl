@@ -152,14 +152,44 @@ RULE_CASES = [
         expected = ["attribute 'algos': algos[0]: maxnreg must be an int from 16 to 255, got 300", "from 16 to 255"],
     ),
     struct(
+        id = "rule_algo_num_ctas",
+        attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 64}, num_ctas = 3)]),
+        expected = ["attribute 'algos': algos[0]: num_ctas must be 1, 2, 4, 8 or 16, got 3", "1, 2, 4, 8 or 16"],
+    ),
+    struct(
+        id = "rule_algo_pdl_old_target",
+        attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 64}, launch_pdl = True)]),
+        expected = ["attribute 'algos': algos[0]: launch_pdl = True needs cuda:90 or newer, but the algo is built for 'cuda:80'", "restrict the algo with targets = [\"cuda:90\"], or drop launch_pdl"],
+    ),
+    struct(
+        id = "rule_algo_maxnreg_hip",
+        attrs = dict(targets = ["hip:gfx942"], algos = [triton_algo(constexprs = {"BLOCK": 64}, maxnreg = 128)]),
+        expected = ["attribute 'algos': algos[0]: maxnreg is CUDA only, but the algo is built for 'hip:gfx942'", "drop maxnreg for hip targets"],
+    ),
+    struct(
         id = "rule_targets_sm_spelling",
         attrs = dict(targets = ["sm_90"]),
         expected = ["attribute 'targets': 'sm_90' is not a target", "write \"cuda:<sm>\""],
     ),
     struct(
         id = "rule_targets_too_old",
-        attrs = dict(targets = ["cuda:70"]),
-        expected = ["attribute 'targets': 'cuda:70': Triton 3.6 supports sm_75 and newer", "sm_75 and newer"],
+        attrs = dict(targets = ["cuda:60"]),
+        expected = ["attribute 'targets': 'cuda:60': no supported triton compiles for sm_60", "use cuda:70 or newer"],
+    ),
+    struct(
+        id = "rule_targets_no_triton",
+        attrs = dict(targets = ["cuda:99"]),
+        expected = ["attribute 'targets': 'cuda:99': no supported triton compiles for sm_99", "use one of cuda:70"],
+    ),
+    struct(
+        id = "rule_targets_hip_no_triton",
+        attrs = dict(targets = ["hip:gfx908"]),
+        expected = ["attribute 'targets': 'hip:gfx908': triton compiles no gfx908", "use one of hip:gfx90a"],
+    ),
+    struct(
+        id = "rule_embed_ptx_arch_specific_only",
+        attrs = dict(embed_ptx = True, targets = ["cuda:90"]),
+        expected = ["attribute 'embed_ptx': every target is cuda:90 or newer", "add a target below cuda:90 to carry the PTX"],
     ),
     struct(
         id = "rule_targets_duplicate",
@@ -199,7 +229,7 @@ RULE_CASES = [
     struct(
         id = "rule_algo_num_warps",
         attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 64}, num_warps = 3)]),
-        expected = ["attribute 'algos': algos[0]: num_warps must be a power of two, got 3", "power of two"],
+        expected = ["attribute 'algos': algos[0]: num_warps must be a power of two from 1 to 32, got 3", "power of two"],
     ),
     struct(
         id = "rule_grid_missing",
@@ -244,12 +274,12 @@ RULE_CASES = [
     struct(
         id = "rule_reset_to_zero_value_not_string",
         attrs = dict(algos = ['{"constexprs": {"BLOCK": 64}, "reset_to_zero": {"out_ptr": 3}}']),
-        expected = ["attribute 'algos': algos[0]: reset_to_zero['out_ptr'] must be a string of extents", "\"count\" (1-D), \"rows, cols, row_stride\" (2-D) or \"rows, cols, row_stride, col_stride\""],
+        expected = ["attribute 'algos': algos[0]: reset_to_zero['out_ptr'] must be a string of extents", "'count' (1-D), 'rows, cols, row_stride' (2-D, in elements) or 'rows, cols, row_stride, col_stride' (a strided matrix, either stride may be the unit one)"],
     ),
     struct(
         id = "rule_reset_to_zero_two_extents",
         attrs = dict(algos = [triton_algo(constexprs = {"BLOCK": 64}, reset_to_zero = {"out_ptr": "n, n"})]),
-        expected = ["attribute 'algos': algos[0]: reset_to_zero['out_ptr'] 'n, n' has 2 expressions", "give \"count\" (1-D), \"rows, cols, row_stride\" (2-D, in elements) or \"rows, cols, row_stride, col_stride\""],
+        expected = ["attribute 'algos': algos[0]: reset_to_zero['out_ptr'] 'n, n' has 2 expressions", "give 'count' (1-D), 'rows, cols, row_stride' (2-D, in elements) or 'rows, cols, row_stride, col_stride' (a strided matrix, either stride may be the unit one)"],
     ),
     struct(
         id = "rule_reset_to_zero_placeholder",

@@ -14,8 +14,10 @@ from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+# catalogue.py reads triton_aot's tables (pure Python): the checkout root too, when run by hand.
+for path in (HERE, HERE.parents[1]):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
 
 import catalogue  # noqa: E402
 

@@ -8,6 +8,10 @@ load("@bazel_skylib//lib:unittest.bzl", "analysistest", "asserts")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("//rules:defs.bzl", "triton_algo", "triton_kernel_library")
 
+# The targets table itself, to test the rule against every SM it lists.
+# buildifier: disable=bzl-visibility
+load("//rules/private:targets.bzl", "ARCH_SPECIFIC_FROM", "CUDA_ARCHS")
+
 # What every compile action writes, next to each other under _triton/<name>/<symbol>.<ext>.
 _COMPILE_OUTPUTS = ["json", "cubin", "ptx", "ttir", "ttgir", "llir"]
 
@@ -33,7 +37,17 @@ def _actions_test_impl(ctx):
     for action in actions:
         counts[action.mnemonic] = counts.get(action.mnemonic, 0) + 1
     asserts.equals(env, 8, counts.get("TritonCompile", 0), "2 algos x 2 specializations x 2 targets")
+    asserts.equals(env, 1, counts.get("TritonImport", 0), "the kernel file is imported once first")
     asserts.equals(env, 1, counts.get("TritonLink", 0))
+
+    # No variant compiles before the import check passed: an import failure is one error.
+    check = _actions(env, "TritonImport")[0]
+    params = check.outputs.to_list()
+    asserts.equals(env, ["kernel_params.json"], _basenames(params))
+    for action in _compile_actions(env):
+        asserts.true(env, params[0] in action.inputs.to_list(), "TritonCompile waits for TritonImport")
+        asserts.equals(env, ["//tests/rules:add"], _flag_values(action, "bazel_target"))
+        asserts.equals(env, 1, len(_flag_values(action, "env_fingerprint")), "checks its environment")
     asserts.equals(env, 8, counts.get("TritonSass", 0))
 
     # The library's one C file; the runtime is compiled once, by //runtime, not per library.
@@ -210,6 +224,23 @@ def _archive_toolchain_test_impl(ctx):
 
 archive_toolchain_test = analysistest.make(_archive_toolchain_test_impl)
 
+# --- every SM of the targets table is accepted; embed_ptx embeds the lowest portable one ---------
+
+def _all_targets_test_impl(ctx):
+    env = analysistest.begin(ctx)
+    compiles = _compile_actions(env)
+    asserts.equals(
+        env,
+        sorted(["cuda:{}".format(a) for a in CUDA_ARCHS]),
+        sorted([_flag_values(a, "target")[0] for a in compiles]),
+    )
+    with_ptx = [_flag_values(a, "target")[0] for a in compiles if "--embed_ptx" in a.argv]
+    portable = [a for a in CUDA_ARCHS if a < ARCH_SPECIFIC_FROM]
+    asserts.equals(env, ["cuda:{}".format(min(portable))], with_ptx)
+    return analysistest.end(env)
+
+all_targets_test = analysistest.make(_all_targets_test_impl)
+
 # --- signature entries the compile tool reads as types or literals are not constexpr names ---------
 
 def _signature_accepted_test_impl(ctx):
@@ -338,6 +369,23 @@ def analysis_test_suite(name):
             constexprs = [",".join(["{}={}".format(k, v) for k, v in constexprs.items()])] if constexprs else [],
         )
         tests.append(test_name)
+
+    triton_kernel_library(
+        name = name + "_all_targets",
+        srcs = ["add_kernel.py"],
+        algos = [triton_algo(constexprs = {"BLOCK": 64})],
+        embed_ptx = True,
+        grid = "cdiv(n, {BLOCK}), 1, 1",
+        kernel = "add_kernel",
+        signature = "*fp32, *fp32, *fp32, i32, BLOCK",
+        targets = ["cuda:{}".format(a) for a in CUDA_ARCHS],
+        tags = ["manual"],
+    )
+    all_targets_test(
+        name = name + "_all_targets_test",
+        target_under_test = ":" + name + "_all_targets",
+    )
+    tests.append(name + "_all_targets_test")
 
     triton_kernel_library(
         name = name + "_tensordesc_placeholders",

@@ -1,4 +1,4 @@
-"""Analysis test: the environment fingerprint is an input of every Triton action (issue 16).
+"""Analysis test: the environment fingerprint is an input of every Triton action.
 
 Without it, a cache shared by machines whose interpreter holds different tritons serves one
 compiler's outputs to another: the Python environment lives outside the build, and the

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from triton_aot import abi, variant
+from triton_aot import abi, record_reader, variant
 from triton_aot import grid as G
 from triton_aot import link
 from triton_aot import signature as S
@@ -112,7 +112,7 @@ def _variant(symbol, kernel, args, grid_text, *, arch, algo_index, num_warps=4, 
 
 def _fake_image(meta) -> bytes:
     sizes = [8 if a.type.startswith("*") else PARAM_SIZE[a.type]
-             for a in variant.VariantRecord.from_dict(meta).launcher_args] + [8, 8]
+             for a in record_reader.read(meta).launcher_args] + [8, 8]
     return (f"TRTFAKE1 tag={meta['symbol']} kind=cubin sm={meta['target']['arch']} "
             f"name={meta['kernel_name']} params={','.join(map(str, sizes))}\n").encode() + b"\0"
 

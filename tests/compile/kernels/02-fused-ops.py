@@ -1,4 +1,4 @@
-"""A kernel file in the style of Triton's tutorials (issue 13): a file name that is not a module
+"""A kernel file in the style of Triton's tutorials: a file name that is not a module
 name, torch imported and called at module level, and the active driver asked at import time
 for the device and the target, whose answer picks a block size."""
 

@@ -39,7 +39,7 @@ def plain_function(x):
     return x
 
 
-# --- @triton.heuristics, defaults and None (issue 13); appended so the lines above stay put
+# --- @triton.heuristics, defaults and None; appended so the lines above stay put
 
 
 @triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})

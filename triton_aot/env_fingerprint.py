@@ -10,6 +10,10 @@ Run by the repository rule that defines @rules_triton_python, with the chosen in
 - "watch": absolute paths the repository rule watches, so it re-runs when the environment
   changes under it (a `pip install` of another triton rewrites the dist-info RECORD).
 
+The compile tool imports it too (`differences`): an action checks that the environment it runs
+in is the one its fingerprint input describes, so no executor can store one environment's
+cubins under another's action key.
+
 Why the RECORD file: pip writes it on install with the sha256 of every installed file
 (libtriton.so, the bundled ptxas, the Python sources), so its hash identifies the installed
 files exactly without reading ~500 MB. Environments without a RECORD (editable or conda
@@ -89,10 +93,15 @@ def _ptxas_paths(triton_dir):
     return sorted(os.path.join(bin_dir, n) for n in os.listdir(bin_dir) if n.startswith("ptxas"))
 
 
-def ptxas_fingerprint(path):
-    """Version line and sha256 of one ptxas: what turns PTX into the cubins we ship."""
+def ptxas_fingerprint(path, run=True):
+    """Version line and sha256 of one ptxas: what turns PTX into the cubins we ship.
+
+    `run=False` leaves the version line out (it follows from the binary, which the sha256
+    names): what a per-action check needs, without starting ptxas in every action."""
     with open(path, "rb") as f:
         digest = _sha256_bytes(f.read())
+    if not run:
+        return {"name": os.path.basename(path), "sha256": digest}
     try:
         out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60,
                              check=False).stdout
@@ -105,23 +114,25 @@ def ptxas_fingerprint(path):
     return {"name": os.path.basename(path), "version": version, "sha256": digest}
 
 
-def installed_packages(skip):
+def installed_packages(skip, watch_records=True):
     """Sorted "name==version" of the distributions on sys.path (first one of each name, as
     imports find them), and the RECORD files of those pip installed (watched: a pip install
-    rewrites them)."""
+    rewrites them; finding them lists every installed file, which a check need not do)."""
     seen, watch = {}, []
     for dist in metadata.distributions():
         name = (dist.metadata["Name"] or "").lower().replace("_", "-")
         if not name or name in seen or name in skip:
             continue
         seen[name] = dist.version
-        record = _record_path(dist)
+        record = _record_path(dist) if watch_records else None
         if record is not None:
             watch.append(record)
     return sorted("%s==%s" % item for item in seen.items()), watch
 
 
-def fingerprint():
+def fingerprint(for_check=False):
+    """(fingerprint text, watched paths). `for_check`: for a tool checking its own environment,
+    which needs neither the watched paths nor ptxas's version line (see `differences`)."""
     import triton  # the probe in python_env.bzl has already reported a missing triton
 
     triton_dir = os.path.dirname(os.path.realpath(triton.__file__))
@@ -131,9 +142,10 @@ def fingerprint():
                        "source": "files"}
     absl_info, absl_watch = dist_fingerprint("absl-py")
     watch += absl_watch
-    ptxas = [ptxas_fingerprint(p) for p in _ptxas_paths(triton_dir)]
+    ptxas = [ptxas_fingerprint(p, run=not for_check) for p in _ptxas_paths(triton_dir)]
     watch += [os.path.realpath(p) for p in _ptxas_paths(triton_dir)]
-    packages, package_watch = installed_packages(("triton", "absl-py"))
+    packages, package_watch = installed_packages(("triton", "absl-py"),
+                                                 watch_records=not for_check)
     watch += package_watch
     env = {
         "format": FORMAT,
@@ -154,6 +166,74 @@ def fingerprint():
     }
     watch.append(os.path.realpath(sys.executable))
     return json.dumps(env, indent=1, sort_keys=True) + "\n", sorted(set(watch))
+
+
+_CURRENT = None
+
+
+def current():
+    """This process's fingerprint, computed once (a worker's environment cannot change under it:
+    the fingerprint is in the worker's key), without ptxas's version line (see `differences`)."""
+    global _CURRENT
+    if _CURRENT is None:
+        _CURRENT = fingerprint(for_check=True)[0]
+    return _CURRENT
+
+
+def _without_ptxas_versions(env):
+    return dict(env, ptxas=[{k: v for k, v in p.items() if k != "version"}
+                            for p in env.get("ptxas", [])])
+
+
+def _summary(env):
+    """One line naming what tells environments apart: Python, triton, ptxas."""
+    python = env.get("python", {})
+    triton = env.get("triton", {})
+    ptxas = ", ".join("%s %s" % (p.get("name"), (p.get("sha256") or "")[:12])
+                      for p in env.get("ptxas", []))
+    return "Python %s, triton %s (files %s), ptxas %s" % (
+        python.get("version"), triton.get("version"), (triton.get("files_sha256") or "-")[:12],
+        ptxas or "none")
+
+
+def differences(expected_text, actual_text):
+    """"" when the two fingerprints agree; else one line saying what differs.
+
+    ptxas's version lines are not compared: a ptxas is named by its sha256 (so `actual` may be
+    computed without running it)."""
+    if expected_text == actual_text:
+        return ""
+    try:
+        expected = _without_ptxas_versions(json.loads(expected_text))
+        actual = _without_ptxas_versions(json.loads(actual_text))
+    except ValueError:
+        return "the fingerprint file is not JSON"
+    if expected == actual:
+        return ""
+    if expected.get("format") != actual.get("format"):
+        return "fingerprint format %s, expected %s" % (actual.get("format"),
+                                                         expected.get("format"))
+    parts = []
+    if _summary(expected) != _summary(actual):
+        parts.append("expected %s; found %s" % (_summary(expected), _summary(actual)))
+    for key in ("absl_py",):
+        if expected.get(key) != actual.get(key):
+            parts.append("%s %s, expected %s" % (key.replace("_", "-"),
+                                                   (actual.get(key) or {}).get("version"),
+                                                   (expected.get(key) or {}).get("version")))
+    want, have = set(expected.get("packages", [])), set(actual.get("packages", []))
+    if want != have:
+        missing, extra = sorted(want - have), sorted(have - want)
+        text = []
+        if missing:
+            text.append("missing " + ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else ""))
+        if extra:
+            text.append("not expected " + ", ".join(extra[:5]) + (" ..." if len(extra) > 5 else ""))
+        parts.append("installed packages differ (%s)" % "; ".join(text))
+    if expected.get("python") != actual.get("python") and not parts:
+        parts.append("Python build %s, expected %s" % (actual.get("python"),
+                                                       expected.get("python")))
+    return "; ".join(parts) or "the fingerprints differ"
 
 
 def main():

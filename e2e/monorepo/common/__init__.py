@@ -1,0 +1,1 @@
+"""Constants shared by the repository's code."""

@@ -1,0 +1,5 @@
+"""An offset the kernels add, as a constexpr."""
+
+import triton.language as tl
+
+OFFSET = tl.constexpr(0.5)

@@ -1,0 +1,1 @@
+"""Shared tile helpers of the repository's kernels."""

@@ -1,0 +1,1 @@
+"""Not triton: a py_library without the wheel's files."""

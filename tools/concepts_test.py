@@ -1,0 +1,128 @@
+"""The generated copies of the concept tables are current, one edit of a table reaches the rule,
+the tool and the docs together (tools/gen_concepts.py), and what names a concept without reading
+its table (triton_algo's parameters, the compile tool's flags and checks) agrees with it."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+# The runfiles root: tools/, triton_aot/, rules/private/ and README.md as the test's data.
+REPO = Path(os.path.abspath(__file__)).parents[1]
+sys.path.insert(0, str(REPO / "tools"))
+
+import gen_concepts  # noqa: E402
+from triton_aot import launch_options, targets, triton_adapter  # noqa: E402
+from triton_aot.errors import UserError  # noqa: E402
+from triton_aot.variant import Target  # noqa: E402
+
+
+def test_generated_copies_are_current():
+    stale = gen_concepts.stale(REPO)
+    assert not stale, (f"{', '.join(stale)} differ from triton_aot's tables: run "
+                       "python3 tools/gen_concepts.py and commit the result")
+
+
+def _edited_targets(monkeypatch):
+    """triton_aot/targets.py with one edit: triton 3.9 also compiles sm_88."""
+    source = (REPO / "triton_aot" / "targets.py").read_text()
+    old = "(3, 9): (70, 72, 75, 80, 86, 87, 89,"
+    assert source.count(old) == 1
+    spec = importlib.util.spec_from_loader("triton_aot.targets", loader=None)
+    module = importlib.util.module_from_spec(spec)
+    exec(compile(source.replace(old, "(3, 9): (70, 72, 75, 80, 86, 87, 88, 89,"),
+                 "targets.py", "exec"), module.__dict__)
+    monkeypatch.setattr(gen_concepts, "targets", module)
+    monkeypatch.setattr(triton_adapter, "targets", module)
+    monkeypatch.setattr(triton_adapter, "installed_triton_version", lambda: "3.9.0")
+    return module
+
+
+def test_one_table_edit_changes_the_rule_the_tool_and_the_docs(monkeypatch):
+    with pytest.raises(UserError, match="cannot compile for sm_88"):
+        triton_adapter.parse_target("cuda:88")
+    _edited_targets(monkeypatch)
+    # the tool
+    assert triton_adapter.parse_target("cuda:88").arch == 88
+    # the rule: validate.bzl reads CUDA_ARCHS from the generated targets.bzl, which now differs
+    # from the committed one, so test_generated_copies_are_current fails until it is regenerated
+    bzl = gen_concepts.targets_bzl()
+    assert '"3.9": [70, 72, 75, 80, 86, 87, 88, 89,' in bzl
+    assert bzl != (REPO / "rules/private/targets.bzl").read_text()
+    # the docs: the README table, likewise
+    table = gen_concepts.readme_targets_table()
+    assert "| cuda:88 | no | no | no | no | yes |" in table
+    assert table not in (REPO / "README.md").read_text()
+    assert set(gen_concepts.stale(REPO)) >= {"rules/private/targets.bzl", "README.md"}
+
+
+def test_cuda_70_is_accepted_by_the_tool_for_every_release():
+    for version in targets.CUDA_ARCHS_BY_TRITON:
+        assert {70, 72} <= targets.cuda_archs(f"{version[0]}.{version[1]}.0")
+    assert targets.CUDA_ARCHS[0] == 70
+
+
+def test_ptx_fallback_arch_is_portable():
+    assert targets.ptx_fallback_arch([80, 90, 100, 120]) == 80
+    assert targets.ptx_fallback_arch([75, 86]) == 75
+    assert targets.ptx_fallback_arch([90, 100]) is None
+    for arch in (80, 86, 89):
+        assert all(targets.ptx_runs_on(arch, sm) for sm in targets.CUDA_ARCHS if sm >= arch)
+
+
+# ----------------------------------------------------------------------------- launch options
+
+def _algo_bzl_params() -> list[str]:
+    text = (REPO / "rules" / "private" / "algo.bzl").read_text()
+    head = re.search(r"def triton_algo\(([^)]*)\)", text).group(1)
+    return [p.split("=")[0].strip() for p in head.split(",")]
+
+
+def test_launch_options_are_named_alike_by_the_rule_and_the_tool():
+    names = [o.name for o in launch_options.OPTIONS]
+    assert set(names) <= set(_algo_bzl_params()), "triton_algo lacks a launch option"
+    flags = set(re.findall(r'\b[bi]\("(\w+)"', (REPO / "triton_aot" / "compile.py").read_text()))
+    assert set(names) <= flags, "the compile tool lacks a flag for a launch option"
+    assert {f.name for f in dataclasses.fields(triton_adapter.CompileOptions)} == set(names)
+
+
+def _options(**kw):
+    base = dict(num_warps=4, num_stages=3)
+    base.update(kw)
+    return triton_adapter.CompileOptions(**base)
+
+
+def _tool_accepts(opts, target) -> bool:
+    try:
+        triton_adapter.check_options(opts, target)
+        return True
+    except UserError:
+        return False
+
+
+def test_the_tool_checks_launch_options_as_the_table_says():
+    cuda90, cuda80, hip = Target("cuda", 90, 32), Target("cuda", 80, 32), Target("hip", "gfx942", 64)
+    for o in launch_options.OPTIONS:
+        if not o.is_bool:
+            for value in [None, *range(-1, 300)]:
+                if value is None and o.default is None and o.name != "maxnreg":
+                    continue  # num_warps and num_stages always have a value
+                assert _tool_accepts(_options(**{o.name: value}), cuda90) == o.allows(value), \
+                    (o.name, value)
+        changed = True if o.is_bool else next(v for v in (o.values or range(o.low, 300))
+                                              if v != o.default and o.allows(v))
+        needs_90 = o.min_cuda_arch == 90
+        assert _tool_accepts(_options(**{o.name: changed}), cuda80) == (not needs_90), o.name
+        assert _tool_accepts(_options(**{o.name: changed}), hip) == (not o.cuda_only), o.name
+
+
+def test_supported_triton_releases_are_the_targets_tables():
+    releases = sorted(targets.CUDA_ARCHS_BY_TRITON)
+    assert triton_adapter.SUPPORTED_TRITON == (releases[0], releases[-1])
+    assert [minor for _, minor in releases] == list(range(releases[0][1], releases[-1][1] + 1))
