@@ -13,7 +13,6 @@ import hashlib
 import os
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence, TextIO
 
 from absl import flags
@@ -28,7 +27,7 @@ from triton_aot.variant import (Arg, AutotuneRecord, LaunchConfig, ResetRegion, 
 if TYPE_CHECKING:
     from triton_aot.triton_adapter import CompiledVariant
     from triton_aot.grid import Grid
-    from triton_aot.signature import BoundSignature
+    from triton_aot.binding import BoundSignature
 
 OUTPUT_FLAGS = ("out_c", "out_h", "out_json", "out_ptx", "out_ttir", "out_ttgir", "out_llir",
                 "out_cubin", "out_sass", "out_amdgcn", "out_hsaco")
@@ -243,7 +242,7 @@ def _compile(request: _Request) -> tuple["_WithRecord", object]:
     from triton_aot.grid import parse_grid, parse_launch_args, parse_reset_to_zero
     from triton_aot import decorators
     from triton_aot.kernel_loader import kernel_wrappers
-    from triton_aot.signature import bind, with_values
+    from triton_aot.binding import bind, with_values
     from triton_aot.triton_adapter import check_options, compile_kernel
 
     args, target, opts = request.args, request.target, request.opts

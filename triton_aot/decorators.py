@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from triton_aot.errors import UserError
-from triton_aot.signature import BoundSignature, ConstValue, NONE_VALUE, TL_DTYPES, parse_value
+from triton_aot.binding import BoundSignature, NONE_VALUE
+from triton_aot.signature import ConstValue, TL_DTYPES, parse_value
 from triton_aot.triton_adapter import python_value
 
 # Launch options a triton.Config carries besides its kwargs (all of triton 3.5 to 3.9's
@@ -94,7 +95,7 @@ def python_const(value: Any, what: str) -> ConstValue:
 
 def param_defaults(fn: Any) -> dict[str, ConstValue | str]:
     """Parameter name -> its Python default as a constexpr value, or why it cannot be one
-    (signature.bind's `defaults`)."""
+    (binding.bind's `defaults`)."""
     out: dict[str, ConstValue | str] = {}
     for p in fn.params:
         if not p.has_default:

@@ -31,8 +31,8 @@ from typing import Sequence, Union
 from triton_aot import abi
 from triton_aot.errors import UserError
 from triton_aot.reset_to_zero import EXTENT_COUNTS, FORMS_TEXT, Region
-from triton_aot.signature import (BoundSignature, is_tensordesc, parse_tensordesc,
-                                  tensordesc_c_names)
+from triton_aot.binding import BoundSignature
+from triton_aot.signature import is_tensordesc, parse_tensordesc, tensordesc_c_names
 from triton_aot.triton_types import INT_TYPES
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from triton_aot.errors import UserError
-from triton_aot.signature import ParamInfo
+from triton_aot.binding import ParamInfo
 from triton_aot.wrappers import unwrap
 
 

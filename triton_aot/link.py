@@ -31,7 +31,7 @@ from triton_aot.c_parts import Image
 from triton_aot.errors import UserError
 from triton_aot.targets import arch_name
 from triton_aot.triton_types import INT_TYPES
-from triton_aot.variant import FORMAT, RecordError, VariantRecord
+from triton_aot.variant import FORMAT, RecordError
 
 
 def define_flags(fv: flags.FlagValues) -> None:

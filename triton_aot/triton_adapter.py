@@ -32,7 +32,8 @@ from triton_aot import targets
 from triton_aot.disasm import disassemble
 from triton_aot.errors import UserError, flag_error
 from triton_aot.kernel_loader import LoadedKernel
-from triton_aot.signature import BoundSignature, ConstValue
+from triton_aot.binding import BoundSignature
+from triton_aot.signature import ConstValue
 from triton_aot.variant import MAXNREG_MAX, MAXNREG_MIN, Target, TmaInfo
 
 # --------------------------------------------------------------------------- target/options

@@ -8,8 +8,8 @@ import pytest
 
 from triton_aot.compile import run_command_line
 from triton_aot.errors import UserError
-from triton_aot.signature import (ConstValue, ParamInfo, bind, parse_constexprs, parse_hints,
-                                  parse_signature, with_values)
+from triton_aot.binding import ParamInfo, bind, with_values
+from triton_aot.signature import ConstValue, parse_constexprs, parse_hints, parse_signature
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
 PARAMS = (ParamInfo("x_ptr", False), ParamInfo("n", False), ParamInfo("bias_ptr", False),

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from triton_aot.errors import UserError
 from triton_aot.grid import MAX_DEPTH, parse_grid, parse_launch_args
-from triton_aot.signature import ParamInfo, bind, parse_constexprs, parse_signature
+from triton_aot.binding import ParamInfo, bind
+from triton_aot.signature import parse_constexprs, parse_signature
 
 RUNTIME_DIR = Path(__file__).resolve().parent.parent.parent / "runtime"  # trt_runtime.h
 

@@ -37,6 +37,7 @@ from hypothesis import strategies as st
 from triton_aot import abi, c_variant
 from triton_aot import compile as tool
 from triton_aot import grid as G
+from triton_aot import binding as B
 from triton_aot import signature as S
 from triton_aot.errors import UserError
 from triton_aot.variant import Target
@@ -232,7 +233,7 @@ class Batch:
 FAKE_CUBIN = b"\x7fELF fake cubin for the fuzz tests\x00"
 
 
-def render(sig: S.BoundSignature, grid: G.Grid, symbol: str, launch_args=()) -> str | None:
+def render(sig: B.BoundSignature, grid: G.Grid, symbol: str, launch_args=()) -> str | None:
     """The variant C the compile tool would write for this signature and grid (None when the
     tool would reject it in codegen, which it reports as a UserError)."""
     args = types.SimpleNamespace(symbol=symbol, algo_index=0, num_stages=3,
@@ -291,7 +292,7 @@ def test_parse_constexprs_only_raises_user_errors(text):
 def test_huge_integer_literals_are_user_errors(where):
     """Python refuses int() of more than 4300 digits (ValueError): the parsers must not."""
     digits = "9" * 5000
-    sig = S.BoundSignature((S.BoundArg(0, "n", "i32"),))
+    sig = B.BoundSignature((B.BoundArg(0, "n", "i32"),))
     parse = {"signature": lambda: S.parse_signature(digits),
              "constexprs": lambda: S.parse_constexprs("BLOCK=" + digits),
              "grid": lambda: G.parse_grid(digits, sig)}[where]
@@ -309,7 +310,7 @@ def test_huge_integer_literals_are_user_errors(where):
 def test_grid_c_is_linear_in_the_grid():
     """Nested cdiv in denominators: the C must not copy an operand into each of its uses (a
     118-character grid gave 52 MB of C, and the parser allows nesting 32 deep)."""
-    sig = S.BoundSignature((S.BoundArg(0, "n", "i32"),))
+    sig = B.BoundSignature((B.BoundArg(0, "n", "i32"),))
     text = "n"
     for _ in range(12):
         text = f"cdiv(n, {text})"
@@ -332,25 +333,25 @@ def consistent_kernel(draw):
         if kind == "ptr":
             elem = draw(st.sampled_from(list(S.SCALAR_TYPES) + list(S.FP8_TYPES) + ["kfp16"]))
             entries.append("*" + elem + draw(st.sampled_from(["", "", ":16"])))
-            params.append(S.ParamInfo(name, False))
+            params.append(B.ParamInfo(name, False))
             if draw(st.integers(0, 3)) == 0:
                 hints.append(f"{name}:16")
         elif kind == "int":
             ty = draw(st.sampled_from(sorted(S.INT_TYPES) + ["int", "int64", "uint8"]))
             entries.append(ty + draw(st.sampled_from(["", "", ":16", ":1"])))
-            params.append(S.ParamInfo(name, False, draw(st.sampled_from(["", "", "i32"]))))
+            params.append(B.ParamInfo(name, False, draw(st.sampled_from(["", "", "i32"]))))
             if draw(st.integers(0, 3)) == 0:
                 hints.append(f"{name}:{draw(st.sampled_from(['16', '1']))}")
         elif kind in ("float", "bool"):
             entries.append(draw(st.sampled_from(["fp16", "bf16", "fp32", "fp64"] if kind ==
                                                 "float" else ["i1", "u1", "bool"])))
-            params.append(S.ParamInfo(name, False))
+            params.append(B.ParamInfo(name, False))
         elif kind == "value":
             entries.append(draw(st.sampled_from(VALUES[:16])))
-            params.append(S.ParamInfo(name, True))
+            params.append(B.ParamInfo(name, True))
         else:
             entries.append(name)
-            params.append(S.ParamInfo(name, True))
+            params.append(B.ParamInfo(name, True))
             constexprs.append(f"{name}={draw(st.sampled_from(VALUES[:16]))}")
     sig_text = ", ".join(entries)
     hints_text_ = " ".join(hints)
@@ -371,7 +372,7 @@ def loose_kernel(draw):
     entries = draw(st.lists(sig_entry, min_size=1, max_size=7))
     names = draw(st.lists(st.sampled_from(NAMES), min_size=len(entries), max_size=len(entries),
                           unique=True))
-    params = tuple(S.ParamInfo(n, draw(st.booleans())) for n in names)
+    params = tuple(B.ParamInfo(n, draw(st.booleans())) for n in names)
     hints = draw(st.one_of(st.just(""), hints_valid))
     constexprs = ",".join(f"{p.name}={draw(st.sampled_from(VALUES))}" for p in params
                           if p.is_constexpr and draw(st.booleans()))
@@ -382,7 +383,7 @@ kernel_and_flags = st.one_of(consistent_kernel(), consistent_kernel(), consisten
                              loose_kernel())
 
 
-def _grid_for(sig: S.BoundSignature, rnd: random.Random) -> str:
+def _grid_for(sig: B.BoundSignature, rnd: random.Random) -> str:
     ints = [a.name for a in sig.args if not a.is_constexpr and a.type in S.INT_TYPES]
     if not ints:
         return "1"
@@ -405,7 +406,7 @@ def test_bind_and_render(case, rnd):
         entries = S.parse_signature(sig_text)
         hints = S.parse_hints(hints_text_)
         constexprs = S.parse_constexprs(constexprs_text_)
-        sig = S.bind(entries, params, hints, constexprs, "fuzz_kernel")
+        sig = B.bind(entries, params, hints, constexprs, "fuzz_kernel")
         return sig, G.parse_grid(_grid_for(sig, rnd), sig)
 
     result = _only_user_errors(pipeline)
@@ -448,14 +449,14 @@ def bound_signature(draw):
             value = draw(st.sampled_from([S.ConstValue("int", 64, "64"),
                                           S.ConstValue("float", 0.5, "0.5"),
                                           S.ConstValue("str", "relu", "'relu'")]))
-            args.append(S.BoundArg(i, name, "constexpr", value=value))
+            args.append(B.BoundArg(i, name, "constexpr", value=value))
             continue
         ty = draw(st.one_of(st.sampled_from(sorted(S.INT_TYPES)), st.sampled_from(ARG_TYPES)))
         hint = draw(st.sampled_from([None, None, 16, 1])) if ty in S.INT_TYPES else None
-        args.append(S.BoundArg(i, name, ty, hint=hint))
+        args.append(B.BoundArg(i, name, ty, hint=hint))
     if not args:
-        args.append(S.BoundArg(0, "n", "i32"))
-    return S.BoundSignature(tuple(S.BoundArg(i, a.name, a.type, a.hint, a.value)
+        args.append(B.BoundArg(0, "n", "i32"))
+    return B.BoundSignature(tuple(B.BoundArg(i, a.name, a.type, a.hint, a.value)
                                   for i, a in enumerate(args)))
 
 

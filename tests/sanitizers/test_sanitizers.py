@@ -28,6 +28,7 @@ import pytest
 from triton_aot import abi, record_reader, variant
 from triton_aot import grid as G
 from triton_aot import link
+from triton_aot import binding as B
 from triton_aot import signature as S
 
 HERE = Path(__file__).absolute().parent
@@ -80,9 +81,9 @@ PARAM_SIZE = {"i32": 4, "i64": 8}
 def _variant(symbol, kernel, args, grid_text, *, arch, algo_index, num_warps=4, shared=0,
              scratch=(0, 1)):
     """Variant metadata with a grid from the real grid parser."""
-    bound = S.BoundSignature(tuple(
-        S.BoundArg(i, name, "constexpr", value=S.ConstValue("int", hint, str(hint)))
-        if ty == "constexpr" else S.BoundArg(i, name, ty, hint=hint)
+    bound = B.BoundSignature(tuple(
+        B.BoundArg(i, name, "constexpr", value=S.ConstValue("int", hint, str(hint)))
+        if ty == "constexpr" else B.BoundArg(i, name, ty, hint=hint)
         for i, (name, ty, hint) in enumerate(args)))
     grid = G.parse_grid(grid_text, bound)
     meta_args = []
