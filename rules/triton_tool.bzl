@@ -53,7 +53,7 @@ triton_tool = rule(
     attrs = {
         "module": attr.string(
             mandatory = True,
-            values = ["compile", "link", "disasm", "autotune_configs"],
+            values = ["compile", "link", "disasm", "autotune_configs", "call_hints"],
             doc = "The tool's module in triton_aot.",
         ),
         "_launcher": attr.label(

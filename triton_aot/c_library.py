@@ -101,28 +101,32 @@ def _selector_body(plan: LibraryPlan, variants: tuple[Variant, ...],
     return CCode("".join(unused + lines))
 
 
-# The lookup's memo: one 64-bit word, the query's exact inputs (the SM, then each key's
-# log2_q8, which is below 2**14 for any int64) above the answer's 8 bits. It fits up to 3 keys
-# with SMs below 2**14 and algo indices below 256; other libraries scan every time.
-_MEMO_KEY_BITS, _MEMO_MAX_KEYS = 14, 3
+# The lookup's memo: one 64-bit word, the query's exact inputs (the SM, the call's hint class + 1,
+# then each key's log2_q8, which is below 2**14 for any int64) above the answer's 8 bits. It fits
+# up to 3 keys, SMs below 2**10, 15 hint classes and algo indices below 256; other libraries scan
+# every time.
+_MEMO_KEY_BITS, _MEMO_MAX_KEYS, _MEMO_SM_BITS, _MEMO_CLASS_BITS = 14, 3, 10, 4
 
 
-def _memo_parts(num_keys: int, num_algos: int, sms: list[int]) -> dict[str, CCode]:
+def _memo_parts(num_keys: int, num_algos: int, sms: list[int], num_classes: int
+                ) -> dict[str, CCode]:
     """The tuned lookup's memo of its last answer (tuned_table.c.tmpl): a serving loop calls
-    NAME_auto with the same shape again and again, and the memo turns the nearest-point scan
+    NAME_auto with the same shape again and again, and the memo turns the nearest-points scan
     (every tuned point of the SM) into one compare. Racing threads store whole words (relaxed
     atomics: the word publishes nothing else), so a reader sees some query's right answer for
     exactly that query, or a miss."""
-    if num_keys > _MEMO_MAX_KEYS or num_algos > 256 or any(sm >= 1 << _MEMO_KEY_BITS for sm in sms):
+    if (num_keys > _MEMO_MAX_KEYS or num_algos > 256 or num_classes >= 1 << _MEMO_CLASS_BITS
+            or any(sm >= 1 << _MEMO_SM_BITS for sm in sms)):
         return {k: CCode("") for k in ("memo_decl", "memo_locals", "memo_check", "memo_store")}
     shift = _MEMO_KEY_BITS * _MEMO_MAX_KEYS
-    tag = " | ".join([f"((uint64_t)trt_sm << {shift})"] + [
+    tag = " | ".join([f"((uint64_t)trt_sm << {shift + _MEMO_CLASS_BITS})",
+                      f"((uint64_t)(trt_class + 1) << {shift})"] + [
         f"((uint64_t)q[{i}] << {_MEMO_KEY_BITS * (_MEMO_MAX_KEYS - 1 - i)})"
         for i in range(num_keys)])
     return {
         "memo_decl": CCode(
-            "/* The last answer: (SM, each key's log2_q8) << 8 | algo; 0 until the first lookup\n"
-            " * (an SM is never 0). Exact: the answer depends on nothing else. */\n"
+            "/* The last answer: (SM, hint class + 1, each key's log2_q8) << 8 | algo; 0 until the\n"
+            " * first lookup (an SM is never 0). Exact: the answer depends on nothing else. */\n"
             "static uint64_t trt_tuned_memo;\n\n"),
         "memo_locals": CCode("\n  uint64_t trt_tag, trt_memo;"),
         "memo_check": CCode(
@@ -130,9 +134,27 @@ def _memo_parts(num_keys: int, num_algos: int, sms: list[int]) -> dict[str, CCod
             "    trt_memo = __atomic_load_n(&trt_tuned_memo, __ATOMIC_RELAXED);\n"
             "    if (trt_memo >> 8 == trt_tag) return (int)(trt_memo & 0xFFu);\n"),
         "memo_store": CCode(
-            "    __atomic_store_n(&trt_tuned_memo, trt_tag << 8 | (uint64_t)row[best]"
-            "[" + str(num_keys) + "], __ATOMIC_RELAXED);\n"),
+            "    __atomic_store_n(&trt_tuned_memo, trt_tag << 8 | (uint64_t)best, "
+            "__ATOMIC_RELAXED);\n"),
     }
+
+
+def _class_body(classes: list[str], pointers: set[str]) -> CCode:
+    """The if-chain of trt_tuned_class: each pattern's conditions, as the selectors test them."""
+    lines = []
+    for i, pattern in enumerate(classes):
+        conds = []
+        for token in pattern.split():
+            arg, _, hint = token.partition(":")
+            arg = c_syntax.ident(arg, "hint")
+            if hint == "1":
+                conds.append(f"({arg} == 1)")
+            elif arg in pointers:
+                conds.append(f"((uintptr_t){arg} % 16 == 0)")
+            else:
+                conds.append(f"({arg} % 16 == 0)")
+        lines.append(f"  if ({' && '.join(conds) or '1'}) return {i};\n")
+    return CCode("".join(lines) + "  return -1;\n")
 
 
 def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
@@ -143,44 +165,69 @@ def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
         return CCode(""), CCode(""), CCode("")
     keys = [c_syntax.ident(k, "tuning key") for k in tuned.key]
     nk = len(keys)
-    rows, devices, notes = [], [], []
+    num_algos = len(plan.algos)
+    rows, slow_rows, devices, notes = [], [], [], []
     table = tuned.table
+    classes = tuning.classes(table) if table else []
     for dev in (table.devices if table else ()):
-        logged = tuning.point_logs(dev.points)
-        if not logged:
+        dev_rows = tuning.rows_of(table, dev)
+        if not dev_rows:
             continue
-        devices.append(f"    {{{dev.sm}, {len(rows)}, {len(logged)}}}, /* "
+        devices.append(f"    {{{dev.sm}, {len(rows)}, {len(dev_rows)}}}, /* "
                        f"{c_syntax.comment(dev.name)} */\n")
-        for p, (logs, winner) in zip([q for q in dev.points if q.winner is not None], logged):
-            rows.append(f"    {{{', '.join(map(str, logs))}, {winner}}}, /* "
+        for p, r in zip([q for q in dev.points if q.winner is not None], dev_rows):
+            rows.append(f"    {{{', '.join(map(str, r.logs))}, {r.hint_class}, {r.winner}}}, /* "
                         f"{', '.join(f'{k}={v}' for k, v in zip(tuned.key, p.key))} */\n")
-        winners = sorted({w for _, w in logged})
-        notes.append(f" *   sm_{dev.sm} ({c_syntax.comment(dev.name)}): {len(logged)} tuned "
+            slow_rows.append(f"    {{{', '.join(map(str, r.slow))}}},\n")
+        winners = sorted({r.winner for r in dev_rows})
+        notes.append(f" *   sm_{dev.sm} ({c_syntax.comment(dev.name)}): {len(dev_rows)} tuned "
                      f"point(s), algos {', '.join(map(str, winners))}\n")
     if not notes:
         notes.append(" *   (no tuned device: every call launches the default algo)\n")
+    if classes:
+        notes.append(" *   hint classes, in the order the call's is found (the first whose hints hold):\n"
+                     + "".join(f" *     {i}: {c_syntax.comment(c or '(no hints)')}\n"
+                               for i, c in enumerate(classes)))
     key_params = CCode(", ".join(f"int64_t {k}" for k in keys))
     if rows:
-        tables = t.render("tuned_table.c.tmpl", num_rows=len(rows), row_len=nk + 1,
-                          num_keys=nk, rows=CCode("".join(rows)), num_devices=len(devices),
-                          device_rows=CCode("".join(devices)),
+        tables = t.render("tuned_table.c.tmpl", num_rows=len(rows), row_len=nk + 2,
+                          num_keys=nk, winner_col=nk + 1, rows=CCode("".join(rows)),
+                          slow_rows=CCode("".join(slow_rows)), num_algos=num_algos,
+                          num_devices=len(devices), device_rows=CCode("".join(devices)),
                           log2_frac=CCode(",".join(
                               "\n    " * (i % 16 == 0) + f" {v}"[i % 16 == 0:]
                               for i, v in enumerate(tuning.LOG2_FRAC)) + "\n"),
                           key_logs=CCode("".join(f"    q[{i}] = trt_log2_q8({k});\n"
                                                  for i, k in enumerate(keys))),
-                          **_memo_parts(nk, len(plan.algos), [d.sm for d in table.devices]),
+                          **_memo_parts(nk, num_algos, [d.sm for d in table.devices],
+                                        len(classes)),
+                          neighbours=tuning.NEIGHBOURS, class_penalty=tuning.CLASS_PENALTY,
+                          distance_bias=tuning.DISTANCE_BIAS, weight=tuning.WEIGHT,
+                          slow_cap=tuning.SLOW_CAP,
                           default_algo=tuned.default_algo, key_params=key_params)
     else:
         unused = "".join(f"  (void){k};\n" for k in keys)
-        tables = CCode(f"static int trt_tuned_algo(int trt_sm, {key_params}) {{\n"
-                       f"  (void)trt_sm;\n{unused}  return {tuned.default_algo};\n}}\n")
+        tables = CCode(f"static int trt_tuned_algo(int trt_sm, int trt_class, {key_params}) {{\n"
+                       f"  (void)trt_sm;\n  (void)trt_class;\n{unused}"
+                       f"  return {tuned.default_algo};\n}}\n")
+    rargs = plan.first.c_args
+    pointers = {a.name for a in rargs if a.is_pointer}
+    args_params = CCode(params.split(", ", 1)[1])  # NAME_auto's parameters after the stream
+    arg_names = [n for _, n in c_parts.c_params(rargs)]
+    used = {tok.partition(":")[0] for c in classes for tok in c.split()}
+    class_params = CCode(", ".join(p for p, n in zip(args_params.split(", "), arg_names)
+                                   if n in used) or "void")
+    class_args = CCode(", ".join(n for n in arg_names if n in used))
     c = t.render("tuned.c.tmpl", name=name, params=params, call_args=call_args,
-                 tables=tables, key_params=key_params,
+                 tables=tables, key_params=key_params, args_params=args_params,
+                 class_params=class_params, class_args=class_args,
+                 class_body=_class_body(classes, pointers),
+                 auto_algo_unused=CCode("".join(f"  (void){n};\n" for n in arg_names
+                                                if n not in used and n not in keys)),
                  key_args=CCode(", ".join(f"(int64_t){k}" for k in keys)),
                  key_names=CCode(", ".join(keys)), num_targets=len(plan.targets),
-                 num_algos=len(plan.algos))
-    h = t.render("tuned.h.tmpl", name=name, params=params, key_params=key_params,
+                 num_algos=num_algos)
+    h = t.render("tuned.h.tmpl", name=name, params=params, args_params=args_params,
                  key_names=CCode(", ".join(keys)), default_algo=tuned.default_algo)
     comment = CCode(f" *\n * Tuned dispatch {name}_auto (key {', '.join(keys)}; default algo "
                     f"{tuned.default_algo}):\n" + "".join(notes))

@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 
 from absl import flags
 
-from triton_aot import abi, c_library, cli, record_reader, tuning
+from triton_aot import abi, c_library, call_hints, cli, record_reader, tuning
 from triton_aot.c_library import Algo, LibraryPlan, TargetSlot, TunedDispatch, Variant
 from triton_aot.c_parts import Image
 from triton_aot.errors import UserError
@@ -242,6 +242,19 @@ def check_table(table: tuning.Table, path: str, name: str, key: Sequence[str],
         if old.fingerprint != fp:
             raise UserError(f"--tuning {path} is stale: algo {i} is now '{algos[i].info}' but was "
                             f"tuned as '{old.info}'; {hint}")
+    # Each point was timed with the variant of its call's hint pattern; a library without that
+    # variant would launch another one there (call_hints: the specializations come from the
+    # tuning calls).
+    have = {call_hints.spelling(call_hints.of_record(v.record))
+            for a in algos for per_target in a.variants for v in per_target}
+    for dev in table.devices:
+        for p in dev.points:
+            if p.hints is not None and p.hints not in have:
+                raise UserError(
+                    f"--tuning {path}: the point {'x'.join(map(str, p.key))} (sm_{dev.sm}) was timed "
+                    f"with hints '{p.hints or '(none)'}', which no specialization of {name} has: "
+                    "add it to the library's specializations (tools/tune writes them into "
+                    f"{name}.tuning_hints.bzl), or {hint}")
 
 
 def plan_tuning(fv_tuning: str | None, key: Sequence[str], default_algo: int, label: str | None,

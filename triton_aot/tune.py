@@ -47,7 +47,7 @@ from typing import Any
 
 from absl import flags
 
-from triton_aot import cli, tuning
+from triton_aot import call_hints, cli, tuning
 from triton_aot.errors import UserError
 
 CUDA_ERROR_NOT_SUPPORTED = 801
@@ -122,6 +122,18 @@ def open_pack(pack: Path) -> Pack:
         raise SystemExit(f"error: {meta['inputs']}: DTYPES has no entry for {name}")
     lib = Library(pack / meta["so"], name, next(iter(recs.values())))
     return Pack(pack, meta, name, tuple(meta["key"]), recs, inputs, lib)
+
+
+def pack_hint_patterns(pack: Path, name: str) -> list[call_hints.Hints]:
+    """The hint patterns the packed library has variants for, in the order they are tried."""
+    from triton_aot import record_reader
+    out, args = set(), ()
+    for f in (pack / "records").glob("*.json"):
+        rec = record_reader.read_json(f.read_text(encoding="utf-8"))
+        if rec.symbol.startswith(f"{name}_a"):
+            out.add(call_hints.of_record(rec))
+            args = rec.c_args
+    return call_hints.dispatch_order(out | {()}, args)
 
 
 def c_values(args: list) -> list:
@@ -222,6 +234,8 @@ def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
 
     p = open_pack(pack)
     meta, name, key, recs, inputs, lib = p.meta, p.name, p.key, p.records, p.inputs, p.lib
+    ref = next(iter(recs.values()))
+    variant_hints = pack_hint_patterns(pack, name)
     fresh = tuning.empty_table(name, key, recs)
     if tuple(inputs.KEY) != key:
         raise SystemExit(f"error: {meta['inputs']}: KEY is {inputs.KEY} but the library's "
@@ -250,6 +264,15 @@ def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
             continue
         kw = dict(zip(key, values))
         args = inputs.make_args(torch, dtype, **kw)
+        jit = call_hints.of_call(ref, c_values(args))
+        # The point is the variant that runs: the first (most hints) whose hints the call has.
+        ran = next(p for p in variant_hints if set(p) <= set(jit))
+        hints = call_hints.spelling(ran)
+        if ran != jit:
+            log(f"  {'x'.join(map(str, values))}: no variant has the JIT's hints "
+                f"({call_hints.spelling(jit) or 'none'}); timed with '{hints or 'no hints'}' "
+                f"(tools/tune {meta.get('label', 'LABEL')} writes the specializations the "
+                "tuning calls need)")
         cargs = c_values(args)
         check = None
         if hasattr(inputs, "check"):
@@ -263,7 +286,7 @@ def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
                 torch.cuda.synchronize()
         retime_finalists(torch, lib, cargs, times, reps)
         win = tuning.winner_of(times)
-        points.append(tuning.Point(values, tuple(times), win))
+        points.append(tuning.Point(values, tuple(times), win, hints))
         shown = f"algo {win} {times[win]:.1f} us" if win is not None else "no algo ran"
         log(f"  {'x'.join(map(str, values))}: {shown}")
         del args, cargs

@@ -44,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +58,7 @@ from triton_aot.errors import UserError
 FORMAT = "rules_triton.tuning.v1"
 SOURCES = ("tune", "triton-autotune-cache", "manual")
 Q = 256  # fixed point of the log2 values: 1/256 octave
+_HINT_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*:(1|16)\Z")
 
 # round(256 * log2(1 + f / 256)) for the 8 bits after the leading one; the C has the same table.
 LOG2_FRAC = tuple(round(Q * math.log2(1 + f / Q)) for f in range(Q))
@@ -110,6 +112,9 @@ class Point:
     key: tuple[int, ...]
     times_us: tuple[float | str | None, ...]
     winner: int | None
+    # The JIT's hint pattern of the timed call (triton_aot.call_hints spelling, "" for none);
+    # None in tables written before patterns were recorded.
+    hints: str | None = None
 
 
 @dataclass(frozen=True)
@@ -147,7 +152,8 @@ class Table:
                          '"points": [')
             for pi, p in enumerate(sorted(dev.points, key=lambda q: q.key)):
                 times = [round(t, 3) if isinstance(t, float) else t for t in p.times_us]
-                lines.append(f'      {{"key": {d(list(p.key))}, "times_us": '
+                hints = "" if p.hints is None else f'"hints": {d(p.hints)}, '
+                lines.append(f'      {{"key": {d(list(p.key))}, {hints}"times_us": '
                              f'{d(times, allow_nan=False)}, "winner": {d(p.winner)}}}'
                              + ("," if pi + 1 < len(dev.points) else ""))
             lines.append("    ]}" + ("," if di + 1 < len(self.devices) else ""))
@@ -238,8 +244,13 @@ def _from_dict(data: Any) -> Table:
             winner = p.get("winner")
             if winner is not None and not 0 <= _int(winner, f"{pw}.winner") < len(algos):
                 raise TableError(f"{pw}.winner {winner} is not an algo index (0..{len(algos) - 1})")
+            hints = p.get("hints")
+            if hints is not None and (not isinstance(hints, str) or not all(
+                    _HINT_TOKEN.match(t) for t in hints.split())):
+                raise TableError(f"{pw}.hints must be a hint pattern such as 'a_ptr:16 M:1', "
+                                 f"got {hints!r}")
             points.append(Point(pkey, tuple(float(t) if isinstance(t, int) else t for t in times),
-                                winner))
+                                winner, hints))
         devices.append(Device(dv["name"], sm, dv.get("source", "tune"),
                               tuple(sorted(points, key=lambda q: q.key))))
     notes = data.get("notes", [])
@@ -268,25 +279,105 @@ def read_table(path: str | Path) -> Table:
 
 # ---- lookup (the reference for the generated C) -----------------------------------------------
 
+# The selection model: the NEIGHBOURS tuned points nearest the query vote for each algo with
+# its slowdown there (log2 of its time over that point's best, in 1/256 octave, capped at
+# SLOW_CAP: failed or unmeasured algos count as that slow), weighted by WEIGHT // (distance +
+# DISTANCE_BIAS); the algo with the smallest sum is launched. A point of another hint class
+# (triton_aot.call_hints: the pattern the call's variant was compiled for) is CLASS_PENALTY
+# further away: without 16-byte rows the fastest tiles are others, so such points only count
+# when the call's own class has none near. A query on a tuned point of its class launches that
+# point's winner. The values were chosen by leave-one-out over the committed tables
+# (bench/tune/selection_eval.py, bench/results/selection.md).
+NEIGHBOURS = 4
+CLASS_PENALTY = 8 * Q
+DISTANCE_BIAS = Q // 4
+SLOW_CAP = 4 * Q
+WEIGHT = 1 << 24
+
+
+@dataclass(frozen=True)
+class Row:
+    """A point as the lookup sees it (and as the C table holds it)."""
+    logs: tuple[int, ...]   # log2_q8 of each key value
+    hint_class: int         # index into the table's classes, -1 when the point has no hints
+    winner: int
+    slow: tuple[int, ...]   # per algo: log2(time / best time) in 1/256 octave, capped
+
+
+def classes(table: Table) -> list[str]:
+    """The table's hint patterns, most hints first (the order the call's class is found in:
+    the first one whose hints all hold, as the variants are tried)."""
+    pats = {p.hints for d in table.devices for p in d.points if p.hints is not None}
+    return sorted(pats, key=lambda h: (-len(h.split()), h))
+
+
+def slowdowns(p: Point, num_algos: int) -> tuple[int, ...]:
+    times = [t for t in p.times_us if isinstance(t, float)]
+    if not times:  # a manual point: only its winner is known
+        return tuple(0 if a == p.winner else SLOW_CAP for a in range(num_algos))
+    best = max(min(times), 1e-9)
+    return tuple(min(SLOW_CAP, round(Q * math.log2(max(t, best) / best)))
+                 if isinstance(t, float) else SLOW_CAP for t in p.times_us)
+
+
+def rows_of(table: Table, dev: Device) -> list[Row]:
+    """The device's points that have a winner, in table order."""
+    index = {h: i for i, h in enumerate(classes(table))}
+    return [Row(tuple(log2_q8(v) for v in p.key), index.get(p.hints, -1), p.winner,
+                slowdowns(p, len(table.algos)))
+            for p in dev.points if p.winner is not None]
+
 
 def point_logs(points: Iterable[Point]) -> list[tuple[tuple[int, ...], int]]:
     """(log2_q8 of each key value, winner) of the points that have a winner, in table order."""
     return [(tuple(log2_q8(v) for v in p.key), p.winner) for p in points if p.winner is not None]
 
 
-def lookup(table: Table | None, sm: int, query: Sequence[int], default: int) -> int:
-    """The algo NAME_auto launches for `query` (the key arguments' values) on an `sm` device."""
-    dev = table.device(sm) if table else None
-    rows = point_logs(dev.points) if dev else []
+def class_of(table: Table, call_hints: str | None) -> int:
+    """The call's class: the first of the table's patterns whose hints the call has; -1 when
+    none does or the call's hints are unknown."""
+    if call_hints is None:
+        return -1
+    have = set(call_hints.split())
+    for i, h in enumerate(classes(table)):
+        if set(h.split()) <= have:
+            return i
+    return -1
+
+
+def choose(rows: Sequence[Row], q: Sequence[int], hint_class: int, default: int,
+           neighbours: int = NEIGHBOURS, class_penalty: int = CLASS_PENALTY,
+           distance_bias: int = DISTANCE_BIAS) -> int:
+    """The model above on log2_q8 query values (integer arithmetic, as the C does it)."""
     if not rows:
         return default
-    q = [log2_q8(v) for v in query]
-    best, best_d = default, None
-    for logs, winner in rows:
-        d = sum(abs(a - b) for a, b in zip(q, logs))
-        if best_d is None or d < best_d:
-            best, best_d = winner, d
-    return best
+    near: list[tuple[int, int]] = []  # (distance, row index), nearest first, table order on ties
+    for i, r in enumerate(rows):
+        d = sum(abs(a - b) for a, b in zip(q, r.logs))
+        if r.hint_class != hint_class:
+            d += class_penalty
+        near.append((d, i))
+    near.sort()
+    near = near[:neighbours]
+    if near[0][0] == 0:
+        return rows[near[0][1]].winner
+    num_algos = len(rows[0].slow)
+    score = [0] * num_algos
+    for d, i in near:
+        w = WEIGHT // (d + distance_bias)
+        for a, s in enumerate(rows[i].slow):
+            score[a] += w * s
+    return min(range(num_algos), key=lambda a: (score[a], a))
+
+
+def lookup(table: Table | None, sm: int, query: Sequence[int], default: int,
+           call_hints: str | None = None) -> int:
+    """The algo NAME_auto launches for `query` (the key arguments' values) on an `sm` device,
+    for a call with the JIT hint pattern `call_hints` (triton_aot.call_hints spelling)."""
+    dev = table.device(sm) if table else None
+    rows = rows_of(table, dev) if dev else []
+    return choose(rows, [log2_q8(v) for v in query], class_of(table, call_hints) if table else -1,
+                  default)
 
 
 # ---- seeding from Triton's autotune cache ------------------------------------------------------

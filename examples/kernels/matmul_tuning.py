@@ -21,7 +21,27 @@ LLM_NK = [
     (1024, 8192),
 ]
 LLM = [(m, n, k) for m in (1, 16, 64, 256, 1024, 4096) for n, k in LLM_NK]
-SHAPES = SQUARE + [s for s in LLM if s not in SQUARE]
+# Off the grid: what a server meets between and beyond those points. Odd M with the LLM layers,
+# and shapes drawn log-uniformly in 1..8192 (mostly not multiples of 16, so the sweep times
+# every hint pattern the JIT would specialise on: N or K not divisible by 16 leaves B's and C's
+# rows, or A's, without 16-byte alignment). The seed is the tuning's own; the benchmark draws
+# its shapes from another (bench/tune/tune_bench.py) and checks they were never tuned.
+ODD_M = [(m, n, k) for m in (7, 100, 777, 3000) for n, k in LLM_NK[:3]]
+ODD_NK = [(m, n, k) for m in (1, 64, 300, 2048) for n, k in ((1000, 4096), (4096, 1000),
+                                                             (3000, 3000))]
+
+
+def _log_uniform_shapes(seed, count, low=2, high=8192):
+    import math
+    import random
+    rng = random.Random(seed)
+    draw = lambda: int(math.exp(rng.uniform(math.log(low), math.log(high + 1))))  # noqa: E731
+    return [(draw(), draw(), draw()) for _ in range(count)]
+
+
+OFF_GRID = ODD_M + ODD_NK + _log_uniform_shapes(seed=112601, count=320)
+GRID = SQUARE + [s for s in LLM if s not in SQUARE]
+SHAPES = GRID + [s for s in OFF_GRID if s not in GRID]
 
 DTYPES = {"matmul_tuned": "float16", "matmul_tuned_bf16": "bfloat16"}
 

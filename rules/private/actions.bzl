@@ -383,6 +383,41 @@ def compile_c_library(ctx, *, c_file, header, runtime):
         cc_toolchain = cc_toolchain,
     )
 
+def derive_tuning_hints(ctx, toolchain, *, c_name, record, inputs):
+    """Writes NAME.tuning_hints.bzl: the JIT's hint patterns of the tuning calls.
+
+    `python3 -m triton_aot.call_hints` runs the `tuning_inputs` file's `make_args` on meta
+    tensors; `tools/tune` copies the result beside the table, where the BUILD file loads it as
+    the library's `specializations`.
+
+    Args:
+      ctx: the rule context.
+      toolchain: the `TritonToolchainInfo`.
+      c_name: the library's C name (its `DTYPES` entry in the inputs file).
+      record: one variant record (JSON) of the library: the C API's arguments.
+      inputs: the `tuning_inputs` File.
+
+    Returns:
+      The .bzl File.
+    """
+    out = ctx.actions.declare_file(ctx.label.name + ".tuning_hints.bzl")
+    args = tool_args(ctx)
+    args.add(inputs, format = "--inputs=%s")
+    args.add(record, format = "--record=%s")
+    args.add(c_name, format = "--library=%s")
+    args.add(out, format = "--out_bzl=%s")
+    run_triton_tool(
+        ctx,
+        toolchain,
+        module = "call_hints",
+        args = args,
+        inputs = [inputs, record],
+        outputs = [out],
+        mnemonic = "TritonTuningHints",
+        progress_message = "Deriving the tuning calls' hint patterns of %{label}",
+    )
+    return out
+
 def link_shared_library(ctx, *, compiled, runtime):
     """Links the library and the runtime into lib<name>_tune.so, for tools/tune.
 

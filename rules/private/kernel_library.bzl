@@ -7,7 +7,7 @@ load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
 load("@rules_cc//cc:find_cc_toolchain.bzl", "use_cc_toolchain")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("@rules_python//python:defs.bzl", "PyInfo")
-load(":actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "check_kernel_import", "compile_c_library", "compile_variant", "disassemble", "link_library", "link_shared_library")
+load(":actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "check_kernel_import", "compile_c_library", "compile_variant", "derive_tuning_hints", "disassemble", "link_library", "link_shared_library")
 load(":kernel_source.bzl", "kernel_source")
 load(":providers.bzl", "TritonKernelInfo")
 load(":toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
@@ -129,6 +129,8 @@ def _triton_kernel_library_impl(ctx):
             "table": ctx.file.tuning.short_path if ctx.file.tuning else (ctx.label.package + "/" if ctx.label.package else "") + c_name + ".tuning.json",
         }))
         tuning_files.append(about)
+        if ctx.file.tuning_inputs:
+            tuning_files.append(derive_tuning_hints(ctx, toolchain, c_name = c_name, record = metadata[0], inputs = ctx.file.tuning_inputs))
     groups["tuning"] = depset(tuning_files)
     return [
         DefaultInfo(files = depset([library.h])),

@@ -9,9 +9,11 @@ which module each launch came from. This program (no torch: torch would load the
 itself) opens the shim first, then the real driver by its absolute path for its own setup
 (primary context, memory; one driver instance), loads the library packed by tools/tune, and for
 every tuned point of this GPU's SM plus points between them calls NAME_auto with row-major,
-16-byte aligned operands; the launched cubin must be NAME_a<algo>_s<spec>_sm<target> with algo
-= the table's choice (triton_aot.tuning.lookup, the reference of the C lookup) and spec 0 when
-M % 16 == 0, else 1. With --check it also compares C with a CPU reference on small shapes.
+16-byte aligned operands, and shapes off the grid (N or K not divisible by 16, odd M); the
+launched cubin must be NAME_a<algo>_s<spec>_sm<target> with algo = the table's choice for the
+call's hint class (triton_aot.tuning.lookup, the reference of the C lookup) and spec the
+variant compiled for exactly the call's JIT hint pattern (triton_aot.call_hints): with K % 16
+!= 0 that is still a variant with aligned pointers and unit strides, never the generic one.
 
 Usage (tests/gpu_tune/run.sh sets the environment):
     tuned_choice.py PACK_DIR...      (.gpu/tune/NAME folders of tools/tune, with cubins/)
@@ -31,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from triton_aot import tuning  # noqa: E402
+from triton_aot import call_hints, record_reader, tuning  # noqa: E402
 
 EXIT_FAILED, EXIT_SETUP, EXIT_SKIPPED = 1, 2, 77
 
@@ -56,7 +58,18 @@ def say(msg: str) -> None:
     print(f"tuned_choice: {msg}", flush=True)
 
 
+def write_hashes(pack: Path) -> None:
+    """cubin_hashes.json: (size, FNV-1a-64) of each of the pack's cubins, by variant symbol."""
+    hashes = {c.stem: [len(c.read_bytes()), fnv1a64(c.read_bytes())]
+              for c in sorted((pack / "cubins").glob("*.cubin"))}
+    (pack / "cubin_hashes.json").write_text(json.dumps(hashes, indent=0, sort_keys=True) + "\n")
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--hash"]:
+        for pack in argv[1:]:
+            write_hashes(Path(pack))
+        return 0
     packs = [Path(p) for p in argv]
     if not packs:
         say("usage: tuned_choice.py PACK_DIR... (the .gpu/tune/NAME folders of tools/tune)")
@@ -134,6 +147,10 @@ def main(argv: list[str]) -> int:
             # variants whose cubins are identical (a hint that changes no code) share one
             # image, so a launched image names every variant that has it
             cubins.setdefault((len(c.read_bytes()), fnv1a64(c.read_bytes())), []).append(c.stem)
+        # or their (size, hash) only, to carry less to the GPU machine (`--hash PACK` writes it)
+        if not cubins and (pack / "cubin_hashes.json").exists():
+            for stem, (size, h) in json.loads((pack / "cubin_hashes.json").read_text()).items():
+                cubins.setdefault((size, h), []).append(stem)
         if not cubins:
             say(f"{pack}: no cubins/: rerun tools/tune")
             return EXIT_SETUP
@@ -141,9 +158,16 @@ def main(argv: list[str]) -> int:
         auto = getattr(lib, f"{name}_auto")
         auto.argtypes = [ctypes.c_void_p] + [ctypes.c_uint64] * 3 + [ctypes.c_int32] * 9
         auto_algo = getattr(lib, f"{name}_auto_algo")
-        auto_algo.argtypes = [ctypes.c_int] + [ctypes.c_int64] * 3
+        auto_algo.argtypes = [ctypes.c_int] + [ctypes.c_uint64] * 3 + [ctypes.c_int32] * 9
+        # the variant symbol of each (algo, hint pattern) and the generic variants
+        records = [record_reader.read_json(f.read_text())
+                   for f in sorted((pack / "records").glob("*.json"))]
+        records = [r for r in records if r.symbol.startswith(f"{name}_a")]
+        symbol_of = {(r.algo_index, call_hints.of_record(r), r.target.arch): r.symbol
+                     for r in records}
+        generic = {r.symbol for r in records if not r.hint_conditions}
         # the default algo: what the library answers for an SM no table has
-        default = auto_algo(1, 1, 1, 1)
+        default = auto_algo(1, 16, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1, 1)
         dev = table.device(sm)
         points = [p.key for p in dev.points] if dev else []
         if not points:
@@ -152,18 +176,22 @@ def main(argv: list[str]) -> int:
         # between tuned points (N and K stay multiples of 16, as the specializations expect)
         between = [(3008, 3008, 3008), (2, 4096, 4096), (96, 5120, 5120), (704, 704, 704),
                    (100, 6144, 4096)]
+        # off the grid: K % 16 != 0 with aligned row-major operands, N % 16 != 0, odd M
+        between += [(3000, 1000, 1999), (1000, 3000, 1500), (777, 4096, 1000), (5, 1000, 2049),
+                    (1, 4096, 1000), (3000, 1000, 2000), (1536, 8960, 1537)]
         targets = sorted({int(c.rsplit("_sm", 1)[1]) for cs in cubins.values() for c in cs})
         target = max(t for t in targets if t <= sm) if any(t <= sm for t in targets) else None
         # keep the operands affordable: every shape's A, B and C fit in 1.5 GiB
         shapes = [s for s in points + between if 2 * (s[0] * s[2] + s[2] * s[1] + s[0] * s[1])
                   <= 1.5 * 2 ** 30]
         for M, N, K in shapes:
-            want_algo = tuning.lookup(table, sm, (M, N, K), default)
-            spec = 0 if M % 16 == 0 else 1
-            want = f"{name}_a{want_algo}_s{spec}_sm{target}"
             a, b, c = alloc(2 * M * K), alloc(2 * K * N), alloc(2 * M * N)
+            args = (a, b, c, M, N, K, K, 1, N, 1, N, 1)
+            jit = call_hints.of_call(records[0], args)
+            want_algo = tuning.lookup(table, sm, (M, N, K), default, call_hints.spelling(jit))
+            want = symbol_of.get((want_algo, jit, target), f"<no variant for {jit}>")
             before = shim.recorder_num_launches()
-            r = auto(None, a, b, c, M, N, K, K, 1, N, 1, N, 1)
+            r = auto(None, *args)
             if not fake:
                 check(cu.cuCtxSynchronize(), "cuCtxSynchronize")
             got = ["<no launch>"]
@@ -171,8 +199,10 @@ def main(argv: list[str]) -> int:
                 rec = Launch()
                 shim.recorder_get_launch(before, ctypes.byref(rec))
                 got = cubins.get((rec.size, rec.fnv1a64), [f"<unknown image {rec.size} bytes>"])
-            c_algo = auto_algo(sm, M, N, K)
-            ok = r == 0 and want in got and c_algo == want_algo
+            c_algo = auto_algo(sm, *args)
+            # a variant with hints ran, never the generic one (it shares no cubin with them)
+            ok = (r == 0 and want in got and c_algo == want_algo
+                  and not any(g in generic for g in got))
             got = " = ".join(got)
             passed += ok
             failed += not ok

@@ -1,7 +1,7 @@
 """Tuned dispatch (NAME_auto, triton_aot.tuning) against the fake driver: the algo the table
-chose on its points, the nearest point between them, the default algo on an SM the table lacks,
-the C lookup bit for bit equal to the Python reference, and the link errors of stale or
-mismatched tables."""
+chose on its points, the neighbours' vote between them, the call's hint class, the default algo
+on an SM the table lacks, the C lookup bit for bit equal to the Python reference, and the link
+errors of stale or mismatched tables."""
 
 from __future__ import annotations
 
@@ -67,13 +67,15 @@ def mm_lib(tmp_path_factory):
     (9, 0, 4096, 4096, 4096, "mm_a2_sm90"),
     (9, 0, 1, 4096, 4096, "mm_a1_sm90"),
     (9, 0, 16, 11008, 4096, "mm_a1_sm90"),
-    # between points: the nearest in log2 space
+    # between points: the neighbours vote, the nearest weighing most
     (9, 0, 300, 300, 300, "mm_a0_sm90"),
     (9, 0, 3000, 3000, 3000, "mm_a2_sm90"),
     (9, 0, 2, 4096, 4096, "mm_a1_sm90"),
     # (64, 64, 64) has no winner: its neighbour (256, 256, 256) decides
     (9, 0, 64, 64, 64, "mm_a0_sm90"),
-    # 1024^3 is 6 octaves from both 256^3 and 4096^3: the first in table order (sorted by key)
+    # 1024^3 is 6 octaves from both 256^3 (algo 0) and 4096^3 (algo 2): the vote goes to the
+    # algo least slow over the neighbours, algo 0 (2.00x the best at 4096^3; algo 2 is 2.04x
+    # at 256^3, algo 1 2.02x at both)
     (9, 0, 1024, 1024, 1024, "mm_a0_sm90"),
     # sizes <= 1 count as 1
     (9, 0, 0, 4096, 4096, "mm_a1_sm90"),
@@ -90,7 +92,8 @@ def test_auto_picks_the_tuned_algo(mm_lib, run_prog, major, minor, m, n, k, expe
 def test_header_describes_the_tuned_dispatch(mm_lib):
     h = mm_lib.header.read_text()
     assert "CUresult mm_auto(CUstream stream, CUdeviceptr a_ptr" in h
-    assert "int mm_auto_algo(int sm, int64_t M, int64_t N, int64_t K);" in h
+    assert ("int mm_auto_algo(int sm, CUdeviceptr a_ptr, CUdeviceptr b_ptr, CUdeviceptr c_ptr, "
+            "int32_t M, int32_t N, int32_t K);") in h
     assert "sm_90 (NVIDIA H100 80GB HBM3): 4 tuned point(s), algos 0, 1, 2" in h
     # the explicit API is unchanged
     assert "CUresult mm(CUstream stream" in h and "int algo_id);" in h
@@ -98,17 +101,25 @@ def test_header_describes_the_tuned_dispatch(mm_lib):
 
 @pytest.fixture(scope="module")
 def mm_so(mm_lib):
-    lib = ctypes.CDLL(str(mm_lib.so))
-    lib.mm_auto_algo.argtypes = [ctypes.c_int] + [ctypes.c_int64] * 3
-    return lib
+    return _auto_algo(ctypes.CDLL(str(mm_lib.so)))
+
+
+ALIGNED = 0x100000
+
+
+def _auto_algo(lib):
+    """mm_auto_algo(sm, M, N, K) with 16-byte aligned pointers."""
+    fn = lib.mm_auto_algo
+    fn.argtypes = [ctypes.c_int] + [ctypes.c_uint64] * 3 + [ctypes.c_int32] * 3
+    return lambda sm, m, n, k: fn(sm, ALIGNED, ALIGNED, ALIGNED, m, n, k)
 
 
 @settings(max_examples=300, deadline=None)
 @given(sm=st.sampled_from([80, 86, 90]),
-       q=st.tuples(*[st.integers(min_value=-3, max_value=1 << 40)] * 3))
+       q=st.tuples(*[st.integers(min_value=-3, max_value=(1 << 31) - 1)] * 3))
 def test_c_lookup_equals_the_python_reference(mm_so, sm, q):
     table = tuning.Table.from_json(table_for(mm_variants(), [H100, A100]).to_json())
-    assert mm_so.mm_auto_algo(sm, *q) == tuning.lookup(table, sm, q, 2)
+    assert mm_so(sm, *q) == tuning.lookup(table, sm, q, 2)
 
 
 def test_memoised_lookup_follows_the_query(mm_so, mm_lib):
@@ -121,7 +132,7 @@ def test_memoised_lookup_follows_the_query(mm_so, mm_lib):
                (90, 1, 4096, 4096), (80, 1, 4096, 4096), (90, 1, 4096, 4096),
                (90, 2, 4096, 4096), (90, 4096, 1, 4096), (86, 4096, 4096, 4096),
                (90, 4096, 4096, 4096), (90, 4096, 4096, 4096)]
-    got = [mm_so.mm_auto_algo(sm, *q) for sm, *q in queries]
+    got = [mm_so(sm, *q) for sm, *q in queries]
     assert got == [tuning.lookup(table, sm, tuple(q), 2) for sm, *q in queries]
     assert len(set(got)) > 1  # the queries do reach different answers
 
@@ -236,8 +247,87 @@ def test_stale_table_is_left_out_when_retuning(tmp_path):
     lib = harness.build(out, "mm", metas, link_flags=(
         f"--tuning={tmp_path}/t.json", "--tuning_key=M,N,K", "--tuning_default_algo=1",
         "--tuning_stale_ok"))
-    so = ctypes.CDLL(str(lib.so))
-    so.mm_auto_algo.argtypes = [ctypes.c_int] + [ctypes.c_int64] * 3
+    auto_algo = _auto_algo(ctypes.CDLL(str(lib.so)))
     # every shape on every SM: the default algo (no table compiled in)
-    assert {so.mm_auto_algo(sm, m, 4096, 4096) for sm in (80, 90) for m in (1, 256, 4096)} == {1}
+    assert {auto_algo(sm, m, 4096, 4096) for sm in (80, 90) for m in (1, 256, 4096)} == {1}
     assert "NVIDIA H100" not in lib.header.read_text()  # the stale table's points are not in it
+
+
+# ---- hint classes: a call is chosen for among the points timed with its own variant ----------
+
+ALIGNED_K = "a_ptr:16 b_ptr:16 c_ptr:16 K:16"
+ALIGNED_ONLY = "a_ptr:16 b_ptr:16 c_ptr:16"
+
+
+def hinted_variants(blocks=BLOCKS) -> list[dict]:
+    """mm with three specializations per algo: pointers aligned and K % 16 == 0, pointers
+    aligned, and generic."""
+    out = []
+    for i, block in enumerate(blocks):
+        for tag, ptr_hint, k_hint in (("ak", 16, 16), ("a", 16, None), ("g", None, None)):
+            args = [arg("a_ptr", "*fp16", ptr_hint), arg("b_ptr", "*fp16", ptr_hint),
+                    arg("c_ptr", "*fp16", ptr_hint), arg("M", "i32"), arg("N", "i32"),
+                    arg("K", "i32", k_hint), constexpr("BLOCK", block)]
+            out.append(variant(f"mm_a{i}_{tag}", args, kernel_name="mm_kernel", arch=90,
+                               algo_index=i))
+    return out
+
+
+def cpt(key, winner, hints, n=3):
+    p = pt(key, winner, n)
+    return tuning.Point(p.key, p.times_us, p.winner, hints)
+
+
+# The same shapes timed in both classes: K % 16 == 0 favours algo 2, K % 16 != 0 algo 0.
+HINTED = tuning.Device("NVIDIA H100 80GB HBM3", 90, "tune", (
+    cpt((1024, 1024, 1024), 2, ALIGNED_K), cpt((4096, 4096, 4096), 2, ALIGNED_K),
+    cpt((1024, 1024, 1000), 0, ALIGNED_ONLY), cpt((4096, 4096, 4001), 0, ALIGNED_ONLY),
+    cpt((64, 64, 64), 1, ALIGNED_K)))
+
+
+@pytest.fixture(scope="module")
+def hinted_lib(tmp_path_factory):
+    out = tmp_path_factory.mktemp("hinted")
+    metas = hinted_variants()
+    table = out / "mm.tuning.json"
+    table.write_text(table_for(metas, [HINTED]).to_json())
+    return harness.build(out, "mm", metas, link_flags=(
+        f"--tuning={table}", "--tuning_key=M,N,K", "--tuning_default_algo=1"))
+
+
+def test_table_lists_the_hint_classes(hinted_lib):
+    table = tuning.Table.from_json(table_for(hinted_variants(), [HINTED]).to_json())
+    assert tuning.classes(table) == [ALIGNED_K, ALIGNED_ONLY]
+    assert f"0: {ALIGNED_K}" in hinted_lib.header.read_text()
+
+
+@pytest.mark.parametrize("k,ptr,expected", [
+    # K % 16 == 0 and aligned pointers: the aligned-K points decide (algo 2), its variant runs
+    (2048, ALIGNED, "mm_a2_ak"),
+    # K % 16 != 0 near the same sizes: the aligned-only points decide (algo 0)
+    (2047, ALIGNED, "mm_a0_a"),
+    (1001, ALIGNED, "mm_a0_a"),
+    # unaligned pointers: no class holds; the nearest points of any class vote
+    (2048, ALIGNED + 8, None),
+])
+def test_call_class_chooses_among_its_own_points(hinted_lib, k, ptr, expected):
+    so = ctypes.CDLL(str(hinted_lib.so))
+    fn = so.mm_auto_algo
+    fn.argtypes = [ctypes.c_int] + [ctypes.c_uint64] * 3 + [ctypes.c_int32] * 3
+    table = tuning.Table.from_json(table_for(hinted_variants(), [HINTED]).to_json())
+    hints = " ".join(h for h, ok in (("a_ptr:16 b_ptr:16 c_ptr:16", ptr % 16 == 0),
+                                     ("K:16", k % 16 == 0)) if ok)
+    got = fn(90, ptr, ptr, ptr, 2048, 2048, k)
+    assert got == tuning.lookup(table, 90, (2048, 2048, k), 1, hints)
+    if expected is not None:
+        assert f"mm_a{got}_" + expected.rsplit("_", 1)[1] == expected
+
+
+def test_point_without_its_variant_fails_the_link(tmp_path):
+    """A point timed with hints the library has no variant for would be another variant's time."""
+    metas = [m for m in hinted_variants() if not m["symbol"].endswith("_a")]
+    text = table_for(hinted_variants(), [HINTED]).to_json()
+    err = _link_error(tmp_path, metas, text, "--tuning_key=M,N,K")
+    assert ("the point 1024x1024x1000 (sm_90) was timed with hints 'a_ptr:16 b_ptr:16 c_ptr:16', "
+            "which no specialization of mm has") in err
+    assert "mm.tuning_hints.bzl" in err

@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
   CHECK_EQ(mm_auto(NULL, a, a, a, m, n, k), CUDA_SUCCESS);
   CHECK_STR(last_launch().tag, argv[6]);
   {
-    int algo = mm_auto_algo(sm, m, n, k);
+    int algo = mm_auto_algo(sm, a, a, a, m, n, k);
     char tag[64];
     CHECK(algo >= 0 && algo < mm_get_num_algos());
     CHECK_EQ(mm(NULL, a, a, a, m, n, k, algo), CUDA_SUCCESS);

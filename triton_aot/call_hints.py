@@ -1,0 +1,206 @@
+"""The hints Triton's JIT specialises a call on, and the specializations they call for.
+
+The JIT compiles one kernel per pattern of its arguments, each argument on its own: a pointer is
+`:16` when its address is 16-byte aligned, an integer `:1` when it equals one and `:16` when it
+is divisible by 16 (triton/runtime/jit.py, `specialize_impl`). A library built ahead of time has
+only the variants its BUILD lists, and a call whose pattern has no variant falls to one with
+fewer hints (at worst the generic one, with no vectorised loads). So the variants of a tuned
+library are derived from the calls it is tuned on:
+
+- on the build machine, `python3 -m triton_aot.call_hints` runs the library's `tuning_inputs`
+  (`make_args` for every shape of SHAPES) on meta tensors with a CPU torch, takes each call's JIT
+  pattern and writes them, most specific first and the generic variant last, as
+  `SPECIALIZATIONS` in `NAME.tuning_hints.bzl` (the rule's `tuning` output group; `tools/tune`
+  copies it beside the table, where the BUILD file loads it);
+- on the GPU machine, the tuning command takes the same pattern from the real tensors, refuses a
+  call whose pattern the packed library lacks, and records it in the table's point (`hints`);
+- the link tool fails the build when a point of the table has a pattern that no variant has,
+  and NAME_auto picks among the points of the call's own pattern (triton_aot.tuning).
+
+Meta tensors have no address; a tensor's is taken as its storage offset in bytes, the allocation
+counted as aligned (CUDA's caching allocator aligns every block to 512 bytes).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from absl import flags
+
+from triton_aot import cli
+from triton_aot.errors import UserError
+from triton_aot.triton_types import INT_TYPES
+
+Hints = tuple[tuple[str, int], ...]  # (argument, 16 or 1) of the arguments that have a hint
+
+
+def can_hint(arg, launch_args=()) -> bool:
+    """Whether the JIT specialises this runtime argument (a pointer or an integer)."""
+    return (not arg.is_constexpr and arg not in launch_args
+            and (arg.is_pointer or arg.type in INT_TYPES))
+
+
+def address(value: Any) -> int:
+    """A tensor's address (meta tensors: the storage offset in bytes), or the int itself."""
+    if hasattr(value, "data_ptr"):
+        if getattr(getattr(value, "device", None), "type", None) == "meta":
+            return value.storage_offset() * value.element_size()
+        return value.data_ptr()
+    return int(value)
+
+
+def of_call(record, values: Sequence) -> Hints:
+    """The JIT's pattern of a call to a library (`record`: one of its variant records): `values`
+    are the C API's arguments after the stream (tensors or ints). Launch
+    arguments (only the grid reads them) are never hinted: no variant differs by them."""
+    args = record.c_args
+    width = sum(len(a.c_params) for a in args)  # a tensor descriptor is several C values
+    if len(values) != width:
+        raise UserError(f"the call has {len(values)} arguments; the C API takes {width} after "
+                        "the stream")
+    out, at = [], 0
+    for arg in args:
+        value, at = values[at], at + len(arg.c_params)
+        if not can_hint(arg, record.launch_args):
+            continue
+        v = address(value)
+        if arg.is_pointer:
+            if v % 16 == 0:
+                out.append((arg.name, 16))
+        elif v == 1:
+            out.append((arg.name, 1))
+        elif v % 16 == 0:
+            out.append((arg.name, 16))
+    return tuple(out)
+
+
+def of_record(record) -> Hints:
+    """A variant's hints in the same form."""
+    return tuple(record.hint_conditions)
+
+
+def spelling(hints: Hints) -> str:
+    """The `specializations` entry of a pattern: "a_ptr:16 M:1" ("" for no hints)."""
+    return " ".join(f"{name}:{hint}" for name, hint in hints)
+
+
+def parse_spelling(text: str) -> Hints:
+    out = []
+    for token in text.split():
+        name, _, hint = token.partition(":")
+        out.append((name, int(hint)))
+    return tuple(out)
+
+
+def dispatch_order(patterns: Iterable[Hints], args: Sequence) -> list[Hints]:
+    """The order in which the library tries its variants (triton_aot.link): most hints first,
+    then the larger hint on the earlier argument; the generic pattern last."""
+    def key(p: Hints):
+        given = dict(p)
+        return (-len(p), tuple(-given.get(a.name, 0) for a in args if not a.is_constexpr))
+    return sorted(set(patterns), key=key)
+
+
+class _MetaTorch:
+    """torch, with every tensor factory making meta tensors: `make_args` asks for
+    device="cuda", and a CPU torch has none (nor is memory needed to know a pattern)."""
+
+    FACTORIES = frozenset({"empty", "empty_strided", "zeros", "ones", "full", "rand", "randn",
+                           "randint", "arange", "tensor", "as_strided", "eye", "linspace"})
+
+    def __init__(self, torch):
+        self._torch = torch
+
+    def __getattr__(self, name: str):
+        attr = getattr(self._torch, name)
+        if name in self.FACTORIES:
+            return functools.partial(_on_meta, attr)
+        return attr
+
+
+def _on_meta(factory, *args, **kwargs):
+    kwargs["device"] = "meta"
+    kwargs.pop("pin_memory", None)
+    return factory(*args, **kwargs)
+
+
+def load_inputs(path: Path):
+    spec = importlib.util.spec_from_file_location("tuning_inputs", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for attr in ("KEY", "SHAPES", "DTYPES", "make_args"):
+        if not hasattr(mod, attr):
+            raise UserError(f"--inputs {path} defines no {attr}; see triton_aot/tune.py")
+    return mod
+
+
+def patterns_of_inputs(inputs, record, library: str) -> list[Hints]:
+    """The JIT pattern of every tuning call, on meta tensors, in dispatch order."""
+    import torch
+
+    if library not in inputs.DTYPES:
+        raise UserError(f"--inputs: DTYPES has no entry for {library}")
+    meta = _MetaTorch(torch)
+    dtype = getattr(torch, inputs.DTYPES[library])
+    patterns = set()
+    for shape in inputs.SHAPES:
+        kw = dict(zip(inputs.KEY, shape))
+        try:
+            values = inputs.make_args(meta, dtype, **kw)
+        except Exception as e:  # the user's make_args: say which shape, not where in torch
+            raise UserError(f"--inputs: make_args({', '.join(f'{k}={v}' for k, v in kw.items())}) "
+                            f"failed on meta tensors: {type(e).__name__}: {e}") from None
+        patterns.add(of_call(record, values))
+    return dispatch_order(patterns | {()}, record.c_args)
+
+
+def bzl_text(patterns: Sequence[Hints], library: str, inputs_name: str) -> str:
+    lines = [f'"""Generated by python3 -m triton_aot.call_hints from {inputs_name}: the hint',
+             f"patterns Triton's JIT would specialise {library}'s tuning calls on, most specific",
+             "first, then the generic variant. Do not edit: tools/tune rewrites it, and the build",
+             'fails when the tuning table holds a pattern that is missing here."""',
+             "", "SPECIALIZATIONS = ["]
+    lines += [f'    "{spelling(p)}",' for p in patterns]
+    lines.append("]")
+    return "\n".join(lines) + "\n"
+
+
+def _define_flags(fv: flags.FlagValues) -> None:
+    flags.DEFINE_string("inputs", None, "The library's tuning_inputs file.", flag_values=fv)
+    flags.DEFINE_string("record", None, "One variant record of the library (its C arguments).",
+                        flag_values=fv)
+    flags.DEFINE_string("library", None, "The library's C name (the DTYPES entry).",
+                        flag_values=fv)
+    flags.DEFINE_string("out_bzl", None, "The .bzl to write (SPECIALIZATIONS).", flag_values=fv)
+
+
+def _run(fv: flags.FlagValues, rest: list[str]) -> None:
+    from triton_aot import record_reader
+
+    cli.require(fv, "inputs", "record", "library", "out_bzl")
+    record = record_reader.read_json(Path(fv.record).read_text(encoding="utf-8"))
+    inputs = load_inputs(Path(fv.inputs))
+    patterns = patterns_of_inputs(inputs, record, fv.library)
+    Path(fv.out_bzl).write_text(bzl_text(patterns, fv.library, Path(fv.inputs).name),
+                                encoding="utf-8")
+
+
+TOOL = cli.Tool(
+    module="triton_aot.call_hints",
+    usage="python3 -m triton_aot.call_hints --inputs=TUNING_INPUTS.py --record=VARIANT.json "
+          "--library=C_NAME --out_bzl=NAME.tuning_hints.bzl",
+    define_flags=_define_flags,
+    run=_run,
+)
+
+
+def main(argv=None) -> int:
+    return cli.main(TOOL, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
