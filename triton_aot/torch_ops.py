@@ -96,7 +96,7 @@ class Op:
     entry: str  # the C function called
     include: str
     args: list[Arg]
-    outputs: list[tuple[str, str, list[str]]]  # (param name, dtype, shape expressions)
+    outputs: list  # (param name, dtype, [(C++, Python) per size] or an input tensor's name)
     bindings: list[Binding]
     checks: list[tuple[str, str]]  # (C++ condition, text)
     min_dims: dict[str, int]
@@ -365,9 +365,17 @@ def build_op(name: str, spec: dict, lib: dict) -> Op:
             if elem not in DTYPES:
                 raise _fail(name, f"{p.name} has type {ttype!r}, which has no torch dtype")
             if p.name in outputs_spec:
-                shape_text = outputs_spec[p.name]
-                shape = [expr(f"outputs[{p.name!r}]", s) for s in _split_top(shape_text)]
-                outputs.append((p.name, elem, [(s.cc, s.py) for s in shape]))
+                shape_text = outputs_spec[p.name].strip()
+                like = re.match(r"^([A-Za-z_]\w*)\.shape$", shape_text)
+                if like:
+                    if like.group(1) not in tensors:
+                        raise _fail(name, f"outputs[{p.name!r}]: {like.group(1)!r} is not a tensor argument")
+                    outputs.append((p.name, elem, like.group(1)))
+                else:
+                    shape = [expr(f"outputs[{p.name!r}]", s) for s in _split_top(shape_text)]
+                    if not shape:
+                        raise _fail(name, f"outputs[{p.name!r}]: the shape is empty (write \"x.shape\" or sizes such as \"x.size(0), 4\")")
+                    outputs.append((p.name, elem, [(s.cc, s.py) for s in shape]))
                 bindings.append(Binding(p, "output", tensor=p.name, dtype=elem, text=p.name))
                 continue
             target = bind.get(p.name)
@@ -551,9 +559,13 @@ def _cc_op(ns: str, op: Op) -> str:
         w(f"  const int32_t device = {first}.get_device_index();")
         w("  torch::stable::accelerator::DeviceGuard guard(device);")
     for pname, elem, shape in op.outputs:
-        dims = ", ".join(f"static_cast<int64_t>({cc})" for cc, _ in shape)
-        w(f"  const std::vector<int64_t> shape_{pname} = {{{dims}}};")
-        w(f"  for (int64_t d : shape_{pname}) if (d < 0) trt_fail(kOp, {_cstr(f'output {pname!r} would have a negative size')});")
+        if isinstance(shape, str):  # the shape of an input tensor
+            w(f"  std::vector<int64_t> shape_{pname};")
+            w(f"  for (int64_t i = 0; i < {shape}.dim(); ++i) shape_{pname}.push_back({shape}.size(i));")
+        else:
+            dims = ", ".join(f"static_cast<int64_t>({cc})" for cc, _ in shape)
+            w(f"  const std::vector<int64_t> shape_{pname} = {{{dims}}};")
+            w(f"  for (int64_t d : shape_{pname}) if (d < 0) trt_fail(kOp, {_cstr(f'output {pname!r} would have a negative size')});")
         w(f"  Tensor {pname} = torch::stable::new_empty({first}, shape_{pname}, ScalarType::{DTYPES[elem][1]});")
     w("  CUstream stream = trt_current_stream(kOp, device);")
     cargs = ["stream"]
@@ -609,15 +621,15 @@ using torch::headeronly::ScalarType;
   throw std::runtime_error(std::string(op) + ": " + message);
 }}
 
-std::string trt_hex(const void* p) {{
+[[maybe_unused]] std::string trt_hex(const void* p) {{
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%" PRIxPTR, reinterpret_cast<uintptr_t>(p));
   return buf;
 }}
 
-int64_t trt_cdiv(int64_t a, int64_t b) {{ return b == 0 ? 0 : (a + b - 1) / b; }}
-int64_t trt_div(int64_t a, int64_t b) {{ return b == 0 ? 0 : a / b; }}
-int64_t trt_mod(int64_t a, int64_t b) {{ return b == 0 ? 0 : a % b; }}
+[[maybe_unused]] int64_t trt_cdiv(int64_t a, int64_t b) {{ return b == 0 ? 0 : (a + b - 1) / b; }}
+[[maybe_unused]] int64_t trt_div(int64_t a, int64_t b) {{ return b == 0 ? 0 : a / b; }}
+[[maybe_unused]] int64_t trt_mod(int64_t a, int64_t b) {{ return b == 0 ? 0 : a % b; }}
 
 const char* trt_dtype_name(ScalarType t) {{
   switch (t) {{
@@ -839,8 +851,11 @@ def _py_fake(ns: str, op: Op) -> str:
     first = next(a.name for a in op.args if a.kind == "Tensor")
     outs = []
     for pname, elem, shape in op.outputs:
-        dims = ", ".join(py for _, py in shape)
-        w(f"    {pname} = {first}.new_empty(({dims}{',' if len(shape) == 1 else ''}), dtype=torch.{DTYPES[elem][0]})")
+        if isinstance(shape, str):
+            dims = f"{shape}.shape"
+        else:
+            dims = "(" + ", ".join(py for _, py in shape) + ("," if len(shape) == 1 else "") + ")"
+        w(f"    {pname} = {first}.new_empty({dims}, dtype=torch.{DTYPES[elem][0]})")
         outs.append(pname)
     if not outs:
         w("    return None")
