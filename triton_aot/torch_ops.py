@@ -836,7 +836,7 @@ def _check_tensor(op, name, t, dtype, min_dim):
 def _py_fake(ns: str, op: Op) -> str:
     L = []
     w = L.append
-    sig = ", ".join(a.name for a in op.args)
+    sig = ", ".join(a.name + (f"={a.default}" if a.default is not None else "") for a in op.args)
     w(f'@torch.library.register_fake("{ns}::{op.name}")')
     w(f"def _fake_{op.name}({sig}):")
     dtype_of = {}
