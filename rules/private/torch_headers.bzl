@@ -70,7 +70,8 @@ def _torch_package(rctx):
     lines = result.stdout.strip().splitlines()
     if result.return_code != 0 or len(lines) < 1:
         return None, ""
-    return lines[0], lines[1] if len(lines) > 1 else ""
+    version = lines[1] if len(lines) > 1 else ""
+    return lines[0], version
 
 def _has_stable(rctx, include):
     return rctx.path(include + "/torch/csrc/stable/library.h").exists
