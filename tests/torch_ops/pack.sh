@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# tests/torch_ops/pack.sh: builds the test op library with tools/bazel and copies what the GPU
+# check needs into .gpu/torch/ (ignored by git) for tests/torch_ops/run_gpu.py on the GPU machine
+# (python3, torch, no Bazel, no network):
+#
+#   .gpu/torch/example_ops.py          the generated module (loads the library next to it)
+#   .gpu/torch/libexample_ops.so       the ops (stable ABI, TORCH_TARGET_VERSION 2.11) and kernels
+#   .gpu/torch/run_gpu.py              the check
+#   .gpu/torch/MANIFEST.txt            commit, torch headers' version, sha256, the symbols the
+#                                      library needs from torch and from libstdc++/glibc
+#
+# Usage: tests/torch_ops/pack.sh [extra Bazel build flags...]; then on the GPU machine
+#   cd .gpu/torch && python3 run_gpu.py
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+dest="$repo/.gpu/torch"
+bazel="$repo/tools/bazel"
+target=//tests/torch_ops:example_ops
+
+die() {
+  printf 'tests/torch_ops/pack.sh: error: %s\n' "$*" >&2
+  exit 1
+}
+
+cd "$repo"
+"$bazel" build "$@" "$target"
+execroot=$("$bazel" info "$@" execution_root 2>/dev/null)
+[[ -d "$execroot" ]] || die "Bazel's execution root $execroot is not visible from here"
+module="" lib=""
+while IFS= read -r f; do
+  case "$f" in
+    */example_ops.py) module="$execroot/$f" ;;
+    */libexample_ops.so) lib="$execroot/$f" ;;
+  esac
+done < <("$bazel" cquery "$@" --output=files "$target" 2>/dev/null)
+[[ -f "$module" ]] || die "no example_ops.py was built"
+[[ -f "$lib" ]] || die "no libexample_ops.so was built"
+
+rm -rf "$dest"
+mkdir -p "$dest"
+cp -L "$module" "$lib" "$repo/tests/torch_ops/run_gpu.py" "$dest/"
+chmod u+w "$dest"/*
+{
+  echo "commit $(git -C "$repo" rev-parse HEAD)$(git -C "$repo" diff --quiet || echo ' (dirty)')"
+  echo "packed $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  (cd "$dest" && sha256sum example_ops.py libexample_ops.so run_gpu.py)
+  echo "undefined symbols from torch (stable ABI / AOTI shim):"
+  nm -D --undefined-only "$dest/libexample_ops.so" | awk '{print $2}' | grep -E '^(aoti_torch_|torch_)' | sed 's/^/  /'
+  echo "highest symbol versions needed:"
+  for v in GLIBC_ GLIBCXX_ CXXABI_; do
+    printf '  %s\n' "$(objdump -T "$dest/libexample_ops.so" | grep -o "${v}[0-9.]*" | sort -Vu | tail -1)"
+  done
+} > "$dest/MANIFEST.txt"
+echo "packed into $dest:"
+cat "$dest/MANIFEST.txt"
+echo "on the GPU machine: cd .gpu/torch && python3 run_gpu.py"
