@@ -68,7 +68,7 @@ def say(msg: str) -> None:
     log(TOOL, msg)
 
 
-def setup_methods(args, torch, res: dict) -> dict:
+def setup_methods(args, torch, res: dict) -> tuple[dict, dict]:
     """The zero-argument callables to time, each checked once against torch's x + y first. A
     method that cannot be set up is recorded in res['unavailable'] with the reason."""
     pack = args.pack_dir
@@ -268,7 +268,14 @@ def markdown(res: dict) -> str:
         lines += ["| method | us/call, median (p10-p90) | vs Triton JIT [95% CI] | "
                   "vs ctypes raw [95% CI] | enqueue only us/call |",
                   "|---|---|---|---|---|"]
-        for name, row in m["summary"].items():
+        una = res.get("unavailable", {})
+        for name in ORDER:
+            row = m["summary"].get(name)
+            if row is None:
+                if name in una:
+                    lines.append(f"| {name} | {'not run' if 'not run' in una[name] else 'not available'}"
+                                 " (below) | | | |")
+                continue
             lines.append(f"| {name} | {row['us_per_call']:.2f} ({row['p10_us']:.2f}-"
                          f"{row['p90_us']:.2f}) | {fmt_ratio(row, 'vs_jit')} | "
                          f"{fmt_ratio(row, 'vs_ctypes')} | {row['enqueue_us_per_call']:.2f} |")
@@ -345,7 +352,7 @@ def main() -> int:
                    help="the op's qualified name NS::NAME (default: the op named tiny1 that the "
                         "module registered)")
     p.add_argument("--calls", type=int, default=20000, help="back-to-back calls per block")
-    p.add_argument("--rounds", type=int, default=9)
+    p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--no-compile", action="store_true", help="skip the torch.compile rows")
     p.add_argument("--render", type=Path, default=None, metavar="JSON",
                    help="measure nothing: rewrite the Markdown and chart from a torch_overhead.json")

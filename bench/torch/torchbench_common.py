@@ -127,23 +127,23 @@ def import_op_module(torch, path: Path, name: str = "rules_triton_torch_ops"):
     return module, sorted(registered_ops(torch) - before)
 
 
+def qualified_op_name(new_ops: list[str], wanted: list[str]) -> str:
+    """'ns::name' of the one newly registered op whose name is one of `wanted` (tried in
+    order)."""
+    for w in wanted:
+        hits = [o for o in new_ops if o.split("::", 1)[1] == w]
+        if len(hits) == 1:
+            return hits[0]
+        if len(hits) > 1:
+            raise LookupError(f"several ops are named {w}: {hits}; pass the qualified name")
+    raise LookupError(f"no op named {' or '.join(wanted)} among those the module registered: "
+                      f"{new_ops or 'none'}")
+
+
 def pick_op(torch, new_ops: list[str], wanted: list[str], qualified: str | None = None):
     """The op packet (torch.ops.NS.NAME) for one entry point: `qualified` ('ns::name') when
-    given, else the one newly registered op whose name is one of `wanted` (tried in order)."""
-    if qualified:
-        ns, _, name = qualified.partition("::")
-    else:
-        ns = name = None
-        for w in wanted:
-            hits = [o for o in new_ops if o.split("::", 1)[1] == w]
-            if len(hits) == 1:
-                ns, _, name = hits[0].partition("::")
-                break
-            if len(hits) > 1:
-                raise LookupError(f"several ops are named {w}: {hits}; pass the qualified name")
-        if name is None:
-            raise LookupError(f"no op named {' or '.join(wanted)} among those the module "
-                              f"registered: {new_ops or 'none'}")
+    given, else the one newly registered op named one of `wanted`."""
+    ns, _, name = (qualified or qualified_op_name(new_ops, wanted)).partition("::")
     return getattr(getattr(torch.ops, ns), name)
 
 
