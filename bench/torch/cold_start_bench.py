@@ -490,7 +490,7 @@ def main() -> int:
                    help="the Python module triton_torch_library generated for the corpus "
                         "library; without it the torch op column says 'not available'")
     p.add_argument("-k", default="", help="only kernels whose name contains this")
-    p.add_argument("--budget-s", type=float, default=230.0,
+    p.add_argument("--budget-s", type=float, default=240.0,
                    help="runs that would start after this many seconds are skipped (recorded)")
     p.add_argument("--no-server", action="store_true",
                    help="skip the server rows (every kernel in one process per mode)")
