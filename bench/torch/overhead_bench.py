@@ -75,7 +75,7 @@ def say(msg: str) -> None:
     log(TOOL, msg)
 
 
-def setup_methods(args, torch, res: dict) -> tuple[dict, dict]:
+def setup_methods(args, torch, res: dict) -> dict:
     """The zero-argument callables to time, each checked once against torch's x + y first. A
     method that cannot be set up is recorded in res['unavailable'] with the reason."""
     pack = args.pack_dir
@@ -192,8 +192,7 @@ def setup_methods(args, torch, res: dict) -> tuple[dict, dict]:
 
     add(TORCH_ADD, lambda: (lambda: torch.add(x, y, out=out)))
     methods[EMPTY] = lambda: None
-    state = {"x": x, "y": y, "out": out, "tiny1": tiny1}
-    return methods, state
+    return methods
 
 
 def gpu_pace(torch, fn, launches: int = 500) -> float:
@@ -404,7 +403,7 @@ def main() -> int:
         res["pack"] = {k: m.get(k) for k in ("commit", "uncommitted_changes", "packed_at")}
     t0 = time.time()
     try:
-        methods, state = setup_methods(args, torch, res)
+        methods = setup_methods(args, torch, res)
         if CTYPES not in methods:
             raise RuntimeError(f"the library itself does not run: {res['unavailable'].get(CTYPES)}")
         res["gpu_pace_us"] = med([gpu_pace(torch, methods[CTYPES]) for _ in range(5)])
