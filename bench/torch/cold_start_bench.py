@@ -213,12 +213,15 @@ for root in [corpus] + ([str(Path(module).parent)] if module else []):
     for f in Path(root).rglob("*"):
         if f.is_file():
             f.read_bytes()
-new_ops = []
+new_ops, op_error = [], None
 if module:
     sys.path.insert(0, sys.argv[3])
     from torchbench_common import import_op_module
-    _, new_ops = import_op_module(torch, Path(module))
-print(json.dumps({"new_ops": new_ops}))
+    try:
+        _, new_ops = import_op_module(torch, Path(module))
+    except Exception as e:  # the other modes still run; the torch op column says why not
+        op_error = f"{type(e).__name__}: {e}".splitlines()[0][:400]
+print(json.dumps({"new_ops": new_ops, "op_error": op_error}))
 """
 
 
@@ -542,6 +545,8 @@ def main() -> int:
     if a.torch_op_module:
         a.torch_ops = {}
         try:
+            if res["warm_up"].get("op_error"):
+                raise LookupError(f"the module did not import: {res['warm_up']['op_error']}")
             for e in entries:
                 a.torch_ops[e["name"]] = qualified_op_name(res["warm_up"]["new_ops"],
                                                            [e["name"], e["kernel"]])
