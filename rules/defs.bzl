@@ -2,6 +2,7 @@
 
     load("@rules_triton//rules:defs.bzl", "triton_algo", "triton_kernel_library")
     load("@rules_triton//rules:defs.bzl", "triton_autotune_algos")   # algos from @triton.autotune
+    load("@rules_triton//rules:defs.bzl", "triton_torch_library", "triton_torch_op")  # torch ops
 """
 
 load("//rules/private:algo.bzl", _triton_algo = "triton_algo")
@@ -11,6 +12,7 @@ load("//rules/private:current_cuda_headers.bzl", _current_cuda_headers = "curren
 load("//rules/private:kernel_library.bzl", _triton_kernel_library = "triton_kernel_library")
 load("//rules/private:providers.bzl", _TritonKernelInfo = "TritonKernelInfo", _TritonToolchainInfo = "TritonToolchainInfo")
 load("//rules/private:toolchain.bzl", _triton_toolchain = "triton_toolchain")
+load("//rules/private:torch_library.bzl", _triton_torch_library = "triton_torch_library", _triton_torch_op = "triton_torch_op")
 
 current_cuda_headers = _current_cuda_headers
 triton_algo = _triton_algo
@@ -20,3 +22,5 @@ triton_kernel_library = _triton_kernel_library
 triton_toolchain = _triton_toolchain
 TritonKernelInfo = _TritonKernelInfo
 TritonToolchainInfo = _TritonToolchainInfo
+triton_torch_library = _triton_torch_library
+triton_torch_op = _triton_torch_op

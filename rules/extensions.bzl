@@ -1,6 +1,7 @@
 """Module extension `triton`: chooses the Python environment that has `triton`."""
 
 load("//rules/private:python_env.bzl", "triton_python_archive_repository", "triton_python_repository")
+load("//rules/private:torch_headers.bzl", "triton_torch_headers_repository")
 
 _python_env = tag_class(
     doc = "Names the python3 that has triton (3.5 to 3.9) and absl-py. The root module's tag wins; " +
@@ -46,10 +47,14 @@ def _triton_impl(mctx):
         torch = torch,
     )
 
+    # libtorch's stable-ABI headers, for triton_torch_library (fetched only when one is built).
+    triton_torch_headers_repository(name = "rules_triton_torch", interpreter = interpreter)
+
 triton = module_extension(
     implementation = _triton_impl,
     tag_classes = {"python_env": _python_env},
-    environ = ["RULES_TRITON_PYTHON"],
+    environ = ["RULES_TRITON_PYTHON", "RULES_TRITON_TORCH_INCLUDE"],
     doc = "Creates @rules_triton_python (the Python environment the Triton toolchain runs) and " +
-          "@rules_triton_python_archive (the same environment packed, for archive mode).",
+          "@rules_triton_python_archive (the same environment packed, for archive mode) and " +
+          "@rules_triton_torch (libtorch's stable-ABI headers, for triton_torch_library).",
 )

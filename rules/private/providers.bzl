@@ -23,3 +23,13 @@ TritonKernelInfo = provider(
         "cubins": "depset[File]: per-variant cubins",
     },
 )
+
+TritonTorchLibraryInfo = provider(
+    doc = "What a triton_torch_library built: torch ops over kernel libraries.",
+    fields = {
+        "namespace": "str: the ops' namespace (torch.ops.NAMESPACE.OP)",
+        "ops": "list[str]: the op names",
+        "shared_library": "File: lib<name>.so, the ops' registration and the kernel libraries",
+        "module": "File: <name>.py, which loads the shared library and registers the fake implementations",
+    },
+)
