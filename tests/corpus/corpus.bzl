@@ -15,7 +15,7 @@ the launch arguments' values. Every tensor is compared bit for bit with the JIT'
 """
 
 load("@bazel_skylib//rules:write_file.bzl", "write_file")
-load("//rules:defs.bzl", "triton_algo", "triton_kernel_library")
+load("//rules:defs.bzl", "triton_algo", "triton_kernel_library", "triton_torch_library", "triton_torch_op")
 
 _R = 2048  # rows
 _C = 4096  # columns (a 7B model's hidden size): Liger's BLOCK_SIZE 4096, num_warps 8
@@ -281,4 +281,79 @@ def corpus_kernels(name):
         name = name,
         out = name + ".json",
         content = [json.encode_indent(manifest, indent = " ")],
+    )
+
+# Each kernel's run-time parameters, in order, as the liger-kernel source names them (the op
+# generator checks every name against the library's C header, so a wrong one fails the build).
+_PARAMS = {
+    "rms_norm_fwd": ["Y_ptr", "Y_row_stride", "X_ptr", "X_row_stride", "W_ptr", "W_row_stride", "RSTD_ptr", "RSTD_row_stride", "n_cols", "eps", "offset"],
+    "rms_norm_bwd": ["dY_ptr", "dY_row_stride", "dX_ptr", "dX_row_stride", "X_ptr", "X_row_stride", "W_ptr", "W_row_stride", "RSTD_ptr", "RSTD_row_stride", "dW_ptr", "dW_row_stride", "n_rows", "n_cols", "offset", "rows_per_program"],
+    "layer_norm_fwd": ["Y_ptr", "Y_row_stride", "X_ptr", "X_row_stride", "W_ptr", "W_row_stride", "B_ptr", "B_row_stride", "Mean_ptr", "Mean_row_stride", "RSTD_ptr", "RSTD_row_stride", "n_cols", "eps"],
+    "swiglu_fwd": ["a_ptr", "b_ptr", "c_ptr", "stride", "gate_multiplier"],
+    "swiglu_bwd": ["dc_ptr", "a_ptr", "b_ptr", "stride", "gate_multiplier"],
+    "geglu_fwd": ["a", "b", "c", "stride"],
+    "geglu_bwd": ["dc", "a", "b", "stride"],
+    "softmax_fwd": ["Y_ptr", "Y_row_stride", "X_ptr", "X_row_stride", "n_cols"],
+    "relu_squared_bwd": ["dX_ptr", "dX_stride", "dY_ptr", "dY_stride", "X_ptr", "X_stride"],
+    "kl_div_bwd": ["target_ptr", "target_stride", "new_grads_ptr", "new_grads_stride", "n_cols"],
+    "relu_squared_fwd": ["Y_ptr", "Y_stride", "X_ptr", "X_stride"],
+    "poly_norm_fwd": ["Y_ptr", "Y_row_stride", "X_ptr", "X_row_stride", "W_ptr", "B_ptr", "RSTD_ptr", "RSTD_row_stride", "n_cols", "eps"],
+    "fused_add_rms_norm_fwd": ["Y_ptr", "Y_row_stride", "S_ptr", "S_row_stride", "X_ptr", "X_row_stride", "R_ptr", "R_row_stride", "W_ptr", "W_row_stride", "RSTD_ptr", "RSTD_row_stride", "n_cols", "eps", "offset"],
+    "kl_div_fwd": ["y_ptr", "y_stride", "gt_ptr", "gt_stride", "loss_ptr", "loss_stride", "n_cols", "eps"],
+    "tv_distance": ["p_ptr", "p_stride", "q_ptr", "q_stride", "loss_ptr", "loss_stride", "grads_ptr", "grads_stride", "label_ptr", "n_cols", "scale"],
+    "jsd": ["X_ptr", "X_stride", "Y_ptr", "Y_stride", "loss_ptr", "loss_stride", "dX_ptr", "dX_stride", "label_ptr", "n_non_ignore", "n_cols"],
+    "group_norm_fwd": ["Y_ptr", "Y_row_stride", "Y_col_stride", "X_ptr", "X_row_stride", "X_col_stride", "Mean_ptr", "Mean_row_stride", "Mean_col_stride", "RSTD_ptr", "RSTD_row_stride", "RSTD_col_stride", "W_ptr", "B_ptr", "hidden_size", "channels_per_group", "eps"],
+}
+
+_SCALARS = ["i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "fp64"]
+
+def _runtime_types(signature):
+    types = []
+    for part in signature.split(","):
+        base = part.split(":")[0].strip()
+        if base.startswith("*") or base in _SCALARS:
+            types.append(base)
+    return types
+
+def corpus_torch_ops(name, namespace):
+    """Every corpus kernel as a torch op of NAMESPACE, named like its corpus entry.
+
+    The op mirrors the C API one to one (tensors for pointers, `int`/`float` for scalars, then
+    the launch arguments; the tensors the kernel writes, `out:`/`io:` in `gpu_args`, are
+    `mutates`), so that bench/torch/cold_start_bench.py calls it with the very arguments of
+    the ctypes and JIT modes and compares its outputs with the library's.
+
+    Args:
+      name: the triton_torch_library target (`lib<name>.so` and `<name>.py`).
+      namespace: the ops' namespace (`torch.ops.NAMESPACE.<entry name>`).
+    """
+    ops = {}
+    for entry in CORPUS:
+        params = _PARAMS[entry["name"]]
+        types = _runtime_types(entry["signature"])
+        tokens = entry["gpu_args"].split(" ")
+        if len(params) != len(types) or len(tokens) != len(types):
+            fail("{}: {} parameter names, {} run-time types, {} gpu_args".format(entry["name"], len(params), len(types), len(tokens)))
+        args, mutates = [], []
+        for param, ty, token in zip(params, types, tokens):
+            if ty.startswith("*"):
+                args.append(param)
+                if token.startswith("out:") or token.startswith("io:"):
+                    mutates.append(param)
+            elif ty.startswith("fp") or ty == "bf16":
+                args.append(param + ": float")
+            else:
+                args.append(param + ": int")
+        args += [a.split(":")[0].strip() + ": int" for a in entry["launch_args"]]
+        ops[entry["name"]] = triton_torch_op(
+            lib = ":" + entry["name"],
+            args = args,
+            mutates = mutates,
+            entry = "default",
+        )
+    triton_torch_library(
+        name = name,
+        namespace = namespace,
+        ops = ops,
+        tags = ["manual"],
     )

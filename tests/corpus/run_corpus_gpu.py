@@ -22,92 +22,20 @@ from __future__ import annotations
 import argparse
 import ctypes
 import hashlib
-import importlib
 import importlib.metadata
 import json
 import os
-import re
 import statistics
 import sys
 from pathlib import Path
+
+from corpus_calls import (c_function, c_launcher, constexpr_values, grid_of, jit_function,
+                          make_args, runtime_names, runtime_types)
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 TIME_TOLERANCE = 0.02
 REPS = 100
-
-C_SCALAR = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
-            "i64": ctypes.c_int64, "u8": ctypes.c_uint8, "u16": ctypes.c_uint16,
-            "u32": ctypes.c_uint32, "u64": ctypes.c_uint64, "fp32": ctypes.c_float,
-            "fp64": ctypes.c_double}
-
-
-def split_signature(text: str) -> list[str]:
-    return [e.strip() for e in text.split(",") if e.strip()]
-
-
-def runtime_types(signature: str) -> list[str]:
-    """The types of the run-time entries (constexpr entries are names)."""
-    types = []
-    for entry in split_signature(signature):
-        base = entry.split(":")[0].strip()
-        if base.startswith("*") or base in C_SCALAR or base in ("fp16", "bf16"):
-            types.append(base)
-    return types
-
-
-def torch_dtype(torch, name: str):
-    return {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16,
-            "i64": torch.int64, "i32": torch.int32}[name]
-
-
-def make_args(torch, entry: dict, types: list[str], seed: int):
-    """(values, tensors) for one launch: tensors are made from a fixed seed, so two calls give
-    equal inputs."""
-    gen = torch.Generator(device="cuda").manual_seed(seed)
-    tokens = entry["gpu_args"].split()
-    if len(tokens) != len(types):
-        raise SystemExit(f"{entry['name']}: gpu_args has {len(tokens)} tokens for "
-                         f"{len(types)} run-time arguments")
-    values, tensors = [], []
-    for token, ty in zip(tokens, types):
-        m = re.fullmatch(r"(in|io|out):(\w+)\[([\d,]+)\]", token)
-        if m:
-            kind, dtype, dims = m.group(1), torch_dtype(torch, m.group(2)), \
-                [int(d) for d in m.group(3).split(",")]
-            if kind == "out" or not dtype.is_floating_point:
-                t = torch.zeros(dims, dtype=dtype, device="cuda")
-            else:
-                t = torch.randn(dims, dtype=dtype, device="cuda", generator=gen)
-            values.append(t)
-            tensors.append(t)
-        elif ty.startswith("fp"):
-            values.append(float(token))
-        else:
-            values.append(int(token))
-    return values, tensors
-
-
-def jit_function(module_name: str, kernel: str):
-    fn = getattr(importlib.import_module(module_name), kernel)
-    while not hasattr(fn, "arg_names") and hasattr(fn, "fn"):
-        fn = fn.fn
-    return fn
-
-
-def constexpr_values(tl, constexprs: dict) -> dict:
-    out = {}
-    for k, v in constexprs.items():
-        if isinstance(v, str) and v.startswith("tl."):
-            v = getattr(tl, v[3:])
-        out[k] = v
-    return out
-
-
-def grid_of(entry: dict) -> tuple:
-    names = [a.split(":")[0].strip() for a in entry["launch_args"]]
-    env = dict(zip(names, entry["launch"]))
-    return tuple(eval(part, {}, env) for part in entry["grid"].split(","))  # noqa: S307 - our own manifest
 
 
 def same_bits(torch, a, b) -> bool:
@@ -154,35 +82,19 @@ def run_entry(torch, tl, lib, entry: dict, cubin_shas: set[str]) -> dict:
     result = {"name": name, "module": entry["module"], "kernel": entry["kernel"]}
     fn = jit_function(entry["module"], entry["kernel"])
     types = runtime_types(entry["signature"])
-    runtime_names = [n for n, p in zip(fn.arg_names, fn.params) if not p.is_constexpr]
     constexprs = constexpr_values(tl, entry["constexprs"])
     grid = grid_of(entry)
 
     jit_vals, jit_tensors = make_args(torch, entry, types, seed=1234)
     aot_vals, aot_tensors = make_args(torch, entry, types, seed=1234)
-    kwargs = dict(zip(runtime_names, jit_vals))
+    kwargs = dict(zip(runtime_names(fn), jit_vals))
 
     def launch_jit(kw=kwargs):
         fn[grid](**kw, **constexprs, num_warps=entry["num_warps"])
 
-    cfunc = getattr(lib, name)
-    cfunc.restype = ctypes.c_int
-    argtypes = [ctypes.c_void_p]
-    for ty in types:
-        argtypes.append(ctypes.c_uint64 if ty.startswith("*") else C_SCALAR[ty])
-    argtypes += [ctypes.c_int32] * len(entry["launch"]) + [ctypes.c_int]
-    cfunc.argtypes = argtypes
+    cfunc = c_function(lib, entry, types)
     stream = torch.cuda.current_stream().cuda_stream
-
-    def c_values(vals):
-        return [v.data_ptr() if hasattr(v, "data_ptr") else v for v in vals]
-
-    aot_c = c_values(aot_vals)
-
-    def launch_aot():
-        rc = cfunc(stream, *aot_c, *entry["launch"], 0)
-        if rc != 0:
-            raise RuntimeError(f"{name}: the C API returned CUresult {rc}")
+    launch_aot = c_launcher(cfunc, entry, aot_vals, stream)
 
     launch_jit()
     launch_aot()
@@ -196,12 +108,7 @@ def run_entry(torch, tl, lib, entry: dict, cubin_shas: set[str]) -> dict:
     result["cubin_identical"] = sha in cubin_shas if sha else None
     # Timing: both launch over the same buffers (the JIT's), so neither gains from where its
     # tensors happen to lie or what the L2 holds; values do not steer these kernels.
-    jit_c = c_values(jit_vals)
-
-    def launch_aot_on_jit_buffers():
-        rc = cfunc(stream, *jit_c, *entry["launch"], 0)
-        if rc != 0:
-            raise RuntimeError(f"{name}: the C API returned CUresult {rc}")
+    launch_aot_on_jit_buffers = c_launcher(cfunc, entry, jit_vals, stream)
 
     jit_us, aot_us = time_launches(torch, launch_jit, launch_aot_on_jit_buffers, REPS)
     result.update(jit_us=round(jit_us, 3), aot_us=round(aot_us, 3),
