@@ -288,8 +288,8 @@ def read_table(path: str | Path) -> Table:
 # when the call's own class has none near. A query on a tuned point of its class launches that
 # point's winner. The values were chosen by leave-one-out over the committed tables
 # (bench/tune/selection_eval.py, bench/results/selection.md).
-NEIGHBOURS = 4
-CLASS_PENALTY = 8 * Q
+NEIGHBOURS = 8
+CLASS_PENALTY = 4 * Q
 DISTANCE_BIAS = Q // 4
 SLOW_CAP = 4 * Q
 WEIGHT = 1 << 24

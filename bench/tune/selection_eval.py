@@ -8,8 +8,9 @@ choice). Several models side by side, over every point of every table given:
   nearest          the winner of the nearest point in log2 key space, any hint class (the
                    lookup before hint classes and voting)
   nearest-class    the same, points of the call's own hint class first (CLASS_PENALTY)
-  knn-K            the K nearest points (own class first) vote with their slowdowns, weighted
-                   by 1 / (distance + DISTANCE_BIAS) (triton_aot.tuning.choose)
+  knn-K            the K nearest points (own class first: other classes CLASS_PENALTY further)
+                   vote with their slowdowns, weighted by 1 / (distance + DISTANCE_BIAS)
+                   (triton_aot.tuning.choose; the model in use is one of these)
 
     python3 bench/tune/selection_eval.py examples/kernels/*.tuning.json [--out bench/results]
 
@@ -38,11 +39,11 @@ def models():
     out = [("nearest", lambda rows, q, c, d: tuning.choose(rows, q, c, d, neighbours=1,
                                                             class_penalty=NO_PENALTY)),
            ("nearest-class", lambda rows, q, c, d: tuning.choose(rows, q, c, d, neighbours=1))]
-    for k in (2, 3, 4, 6, 8):
-        for bias in (tuning.Q // 16, tuning.Q // 4, tuning.Q):
-            out.append((f"knn-{k} bias {bias}",
-                        lambda rows, q, c, d, k=k, b=bias: tuning.choose(
-                            rows, q, c, d, neighbours=k, distance_bias=b)))
+    for k in (2, 4, 8, 16):
+        for penalty in (2 * tuning.Q, 4 * tuning.Q, 8 * tuning.Q):
+            out.append((f"knn-{k} class penalty {penalty // tuning.Q} octaves",
+                        lambda rows, q, c, d, k=k, p=penalty: tuning.choose(
+                            rows, q, c, d, neighbours=k, class_penalty=p)))
     out.append((f"knn-{tuning.NEIGHBOURS} no class penalty",
                 lambda rows, q, c, d: tuning.choose(rows, q, c, d, class_penalty=NO_PENALTY)))
     return out

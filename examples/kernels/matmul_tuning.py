@@ -39,7 +39,7 @@ def _log_uniform_shapes(seed, count, low=2, high=8192):
     return [(draw(), draw(), draw()) for _ in range(count)]
 
 
-OFF_GRID = ODD_M + ODD_NK + _log_uniform_shapes(seed=112601, count=320)
+OFF_GRID = ODD_M + ODD_NK + _log_uniform_shapes(seed=112601, count=1000)
 GRID = SQUARE + [s for s in LLM if s not in SQUARE]
 SHAPES = GRID + [s for s in OFF_GRID if s not in GRID]
 
