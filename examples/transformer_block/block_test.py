@@ -12,11 +12,16 @@ import importlib.util
 import math
 import operator
 import os
+import tempfile
 import unittest
 
-import torch
+# Inductor's cache in the test's own temporary folder, not the machine's /tmp (read at import).
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR",
+                      os.path.join(os.environ.get("TEST_TMPDIR", tempfile.gettempdir()), "inductor"))
 
-from transformer_block import block as blk
+import torch  # noqa: E402
+
+from transformer_block import block as blk  # noqa: E402
 
 NS = "transformer_block"
 BF = torch.bfloat16
@@ -89,6 +94,31 @@ class BlockGraphTest(unittest.TestCase):
         text = " ".join(other)
         for op in ("aten.mm", "aten.rsqrt", "aten.add", "aten.mul"):
             self.assertIn(op, text)
+
+    def test_inductor_generates_no_kernel(self):
+        # Inductor on CPU tensors: it generates the block's code (extern calls of the ops) before
+        # running it, and then the ops refuse the CPU tensors. The code must call the 11 ops and
+        # define no kernel of Inductor's own (no copy, no fused pointwise op).
+        from unittest import mock
+
+        import torch._inductor.metrics as metrics
+        from torch._inductor.graph import GraphLowering
+
+        codes = []
+        block = blk.Block().init_weights()
+        x = torch.randn(2, 64, blk.HIDDEN, dtype=BF)
+        torch._dynamo.reset()
+        metrics.reset()
+        # the same hook torch._inductor.utils.run_and_get_code uses, kept through the refusal
+        with mock.patch.object(GraphLowering, "save_output_code", codes.append), torch.no_grad():
+            with self.assertRaisesRegex(RuntimeError, "must be a CUDA tensor, got a CPU tensor"):
+                torch.compile(block, fullgraph=True, backend="inductor")(x)
+        self.assertEqual(len(codes), 1)
+        self.assertEqual(metrics.generated_kernel_count, 0)
+        calls = {name: codes[0].count(f"torch.ops.{NS}.{name}.default(") for name in EXPECTED_OPS}
+        self.assertEqual(calls, EXPECTED_OPS)
+        for kernel_marker in ("async_compile.cpp", "async_compile.triton", "cpp_fused", "triton_"):
+            self.assertNotIn(kernel_marker, codes[0])
 
     def test_export_on_meta(self):
         block, x = meta_block(), meta_x(batch=1, seq=256)
