@@ -133,6 +133,7 @@ def aoti_child(package, io_path, result_path):
     """The AOTI mode's second half, in a fresh process: op library first, then the package."""
     counter = TritonCompiles().install()
     import torch
+    import torch._inductor  # aoti_load_package; torch does not import Inductor by itself
 
     t0 = time.perf_counter()
     from transformer_block import block_ops  # noqa: F401  (registers torch.ops.transformer_block)
@@ -276,6 +277,7 @@ def main():
 
     # --- AOTInductor --------------------------------------------------------------------------
     def aoti():
+        import torch._inductor  # aoti_compile_and_package
         import torch._inductor.metrics as metrics
 
         work = os.path.join(root, "aoti")
