@@ -9,9 +9,12 @@ checked against torch's attention in Triton's interpreter (CPU).
 """
 
 import importlib.util
+import json
 import math
 import operator
 import os
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -150,52 +153,60 @@ class BlockGraphTest(unittest.TestCase):
             block(meta_x())
 
 
-def _load_attention_kernel():
+def attention_in_interpreter():
+    """Runs kernels/attention.py in Triton's interpreter against torch; returns the errors.
+
+    Needs TRITON_INTERPRET=1 before triton is first imported (triton.language's own helpers are
+    @triton.jit functions decorated at import), so the test runs it in a fresh process."""
+    import builtins
+
+    import numpy as np
+    import triton
+
     path = os.environ["ATTENTION_PY"]
     spec = importlib.util.spec_from_file_location("attention_under_test", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    # Triton 3.6's interpreter hands `range` its scalar arguments as 1-element numpy arrays,
+    # which numpy >= 2 no longer converts to int; the compiled kernel never sees this.
+    def as_int(v):
+        v = getattr(v, "value", v)
+        handle = getattr(v, "handle", None)
+        return int(np.asarray(handle.data).reshape(-1)[0]) if handle is not None else int(v)
+
+    mod.range = lambda *a: builtins.range(*[as_int(v) for v in a])
+    torch.manual_seed(0)
+    errs = {}
+    # fp16 (the interpreter's numpy has no bf16); 77 keys: a partial last block of either size
+    for causal in (True, False):
+        batch, seq, heads, dim = 2, 77, 3, 64
+        qkv = torch.randn(batch, seq, 3, heads, dim, dtype=torch.float16)
+        q, k, v = qkv.unbind(2)  # strided views, as the block passes them
+        o = torch.empty(batch, seq, heads, dim, dtype=torch.float16)
+        mod.attention_kernel[(triton.cdiv(seq, 32), batch * heads)](
+            q, k, v, o, 1 / math.sqrt(dim), *q.stride()[:3], *k.stride()[:3], *v.stride()[:3],
+            *o.stride()[:3], heads, seq, HEAD_DIM=dim, BLOCK_M=32, BLOCK_N=16, CAUSAL=causal)
+        want = torch.nn.functional.scaled_dot_product_attention(
+            *(t.float().transpose(1, 2) for t in (q, k, v)), is_causal=causal).transpose(1, 2)
+        errs[f"causal={causal}"] = (o.float() - want).abs().max().item()
+    return errs
 
 
 @unittest.skipIf(importlib.util.find_spec("triton") is None, "no triton in this interpreter")
 class AttentionInterpreterTest(unittest.TestCase):
     def test_matches_torch(self):
-        import builtins
-
-        import numpy as np
-        import triton
-        from triton import knobs
-
-        knobs.runtime.interpret = True  # read when the kernel is decorated, so set before loading
-        try:
-            mod = _load_attention_kernel()
-        finally:
-            knobs.runtime.interpret = False
-
-        # Triton 3.6's interpreter hands `range` its scalar arguments as 1-element numpy arrays,
-        # which numpy >= 2 no longer converts to int; the compiled kernel never sees this.
-        def as_int(v):
-            v = getattr(v, "value", v)
-            handle = getattr(v, "handle", None)
-            return int(np.asarray(handle.data).reshape(-1)[0]) if handle is not None else int(v)
-
-        mod.range = lambda *a: builtins.range(*[as_int(v) for v in a])
-        torch.manual_seed(0)
-        # fp16 (the interpreter's numpy has no bf16); 77 keys: a partial last block of either size
-        for causal in (True, False):
-            batch, seq, heads, dim = 2, 77, 3, 64
-            qkv = torch.randn(batch, seq, 3, heads, dim, dtype=torch.float16)
-            q, k, v = qkv.unbind(2)  # strided views, as the block passes them
-            o = torch.empty(batch, seq, heads, dim, dtype=torch.float16)
-            mod.attention_kernel[(triton.cdiv(seq, 32), batch * heads)](
-                q, k, v, o, 1 / math.sqrt(dim), *q.stride()[:3], *k.stride()[:3], *v.stride()[:3],
-                *o.stride()[:3], heads, seq, HEAD_DIM=dim, BLOCK_M=32, BLOCK_N=16, CAUSAL=causal)
-            want = torch.nn.functional.scaled_dot_product_attention(
-                *(t.float().transpose(1, 2) for t in (q, k, v)), is_causal=causal).transpose(1, 2)
-            err = (o.float() - want).abs().max().item()
-            self.assertLess(err, 2e-3, f"causal={causal}: max abs error {err}")
+        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--attention-interpreter"],
+                              env=dict(os.environ, TRITON_INTERPRET="1"), capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        errs = json.loads(proc.stdout.strip().splitlines()[-1])
+        self.assertEqual(set(errs), {"causal=True", "causal=False"})
+        for case, err in errs.items():
+            self.assertLess(err, 2e-3, f"{case}: max abs error {err}")
 
 
 if __name__ == "__main__":
-    unittest.main()
+    if sys.argv[1:] == ["--attention-interpreter"]:
+        print(json.dumps(attention_in_interpreter()))
+    else:
+        unittest.main()
