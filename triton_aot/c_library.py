@@ -121,7 +121,7 @@ def _memo_parts(num_keys: int, num_algos: int, sms: list[int], num_classes: int
     shift = _MEMO_KEY_BITS * _MEMO_MAX_KEYS
     tag = " | ".join([f"((uint64_t)trt_sm << {shift + _MEMO_CLASS_BITS})",
                       f"((uint64_t)(trt_class + 1) << {shift})"] + [
-        f"((uint64_t)q[{i}] << {_MEMO_KEY_BITS * (_MEMO_MAX_KEYS - 1 - i)})"
+        f"((uint64_t)trt_q[{i}] << {_MEMO_KEY_BITS * (_MEMO_MAX_KEYS - 1 - i)})"
         for i in range(num_keys)])
     return {
         "memo_decl": CCode(
@@ -134,7 +134,7 @@ def _memo_parts(num_keys: int, num_algos: int, sms: list[int], num_classes: int
             "    trt_memo = __atomic_load_n(&trt_tuned_memo, __ATOMIC_RELAXED);\n"
             "    if (trt_memo >> 8 == trt_tag) return (int)(trt_memo & 0xFFu);\n"),
         "memo_store": CCode(
-            "    __atomic_store_n(&trt_tuned_memo, trt_tag << 8 | (uint64_t)best, "
+            "    __atomic_store_n(&trt_tuned_memo, trt_tag << 8 | (uint64_t)trt_best, "
             "__ATOMIC_RELAXED);\n"),
     }
 
@@ -197,7 +197,7 @@ def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
                           log2_frac=CCode(",".join(
                               "\n    " * (i % 16 == 0) + f" {v}"[i % 16 == 0:]
                               for i, v in enumerate(tuning.LOG2_FRAC)) + "\n"),
-                          key_logs=CCode("".join(f"    q[{i}] = trt_log2_q8({k});\n"
+                          key_logs=CCode("".join(f"    trt_q[{i}] = trt_log2_q8({k});\n"
                                                  for i, k in enumerate(keys))),
                           **_memo_parts(nk, num_algos, [d.sm for d in table.devices],
                                         len(classes)),

@@ -306,8 +306,14 @@ def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
         notes.append(f"sm_{sm}: over the time budget, not measured: "
                      + ", ".join("x".join(map(str, s)) for s in skipped))
     table = tuning.Table(name, key, table.algos, table.devices, tuple(notes))
+    measured = len(points)
+    old_dev = table.device(sm)
+    if shapes_filter and old_dev is not None:
+        # --shapes retunes those shapes only: the device keeps its other points
+        fresh_keys = {p.key for p in points}
+        points = [p for p in old_dev.points if p.key not in fresh_keys] + points
     table = table.with_device(tuning.Device(props.name, sm, "tune", tuple(points)))
-    log(f"{name}: {len(points)} shapes in {time.monotonic() - t0:.0f} s"
+    log(f"{name}: {measured} shapes in {time.monotonic() - t0:.0f} s"
         + (f", {len(skipped)} skipped (budget)" if skipped else ""))
     return table
 
@@ -320,8 +326,8 @@ def _define_flags(fv: flags.FlagValues) -> None:
                          flag_values=fv)
     flags.DEFINE_float("budget_s", None, "Stop measuring new shapes after this many seconds.",
                        flag_values=fv)
-    flags.DEFINE_string("shapes", None, "Only these shapes, e.g. 4096x4096x4096,1x4096x4096.",
-                        flag_values=fv)
+    flags.DEFINE_string("shapes", None, "Only these shapes, e.g. 4096x4096x4096,1x4096x4096; "
+                        "the table keeps this GPU's other points.", flag_values=fv)
 
 
 def _run(fv: flags.FlagValues, rest: list[str]) -> None:

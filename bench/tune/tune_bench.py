@@ -53,6 +53,15 @@ TARGETS = {"random_auto_vs_jit_geomean_min": 0.95, "random_auto_vs_jit_min": 0.8
 RANDOM_SEED, RANDOM_COUNT = 20261126, 48
 
 
+def log(msg: str) -> None:
+    print(f"tune_bench: {msg}", file=sys.stderr, flush=True)
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+
+
 def log_uniform(rng, high: int, low: int = 1) -> int:
     return int(math.exp(rng.uniform(math.log(low), math.log(high + 1))))
 

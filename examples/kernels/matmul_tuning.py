@@ -39,7 +39,11 @@ def _log_uniform_shapes(seed, count, low=2, high=8192):
     return [(draw(), draw(), draw()) for _ in range(count)]
 
 
-OFF_GRID = ODD_M + ODD_NK + _log_uniform_shapes(seed=112601, count=1000)
+# N = 1 (a matrix-vector product) and K = 1 (an outer product): the JIT makes a size of 1 a
+# constant, and the strides with it.
+ONE = ([(m, 1, k) for m in (1, 7, 64, 300, 2048) for k in (100, 3001, 4096, 6000)]
+       + [(m, n, 1) for m in (1, 7, 64, 300, 2048) for n in (100, 3001, 4096, 6000)])
+OFF_GRID = ODD_M + ODD_NK + ONE + _log_uniform_shapes(seed=112601, count=1000)
 GRID = SQUARE + [s for s in LLM if s not in SQUARE]
 SHAPES = GRID + [s for s in OFF_GRID if s not in GRID]
 
