@@ -129,12 +129,13 @@ def _on_meta(factory, *args, **kwargs):
 
 
 def load_inputs(path: Path):
+    """The library's `tuning_inputs` file as a module (KEY, SHAPES, DTYPES, make_args)."""
     spec = importlib.util.spec_from_file_location("tuning_inputs", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     for attr in ("KEY", "SHAPES", "DTYPES", "make_args"):
         if not hasattr(mod, attr):
-            raise UserError(f"--inputs {path} defines no {attr}; see triton_aot/tune.py")
+            raise UserError(f"{path} defines no {attr}; see triton_aot/tune.py")
     return mod
 
 

@@ -36,7 +36,6 @@ table's notes). Exit code 0 when the table was written.
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import json
 import statistics
 import sys
@@ -64,16 +63,6 @@ _CTYPES = {"CUdeviceptr": ctypes.c_uint64, "bool": ctypes.c_bool, "int8_t": ctyp
 
 def log(msg: str) -> None:
     print(f"tune: {msg}", file=sys.stderr, flush=True)
-
-
-def load_inputs(path: Path):
-    spec = importlib.util.spec_from_file_location("tuning_inputs", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    for attr in ("KEY", "SHAPES", "DTYPES", "make_args"):
-        if not hasattr(mod, attr):
-            raise SystemExit(f"error: {path} defines no {attr}; see triton_aot/tune.py")
-    return mod
 
 
 class Library:
@@ -117,7 +106,7 @@ def open_pack(pack: Path) -> Pack:
     meta = json.loads((pack / "pack.json").read_text())
     name = meta["library"]
     recs = tuning.records_by_algo((pack / "records").glob("*.json"), name)
-    inputs = load_inputs(pack / meta["inputs"])
+    inputs = call_hints.load_inputs(pack / meta["inputs"])
     if name not in inputs.DTYPES:
         raise SystemExit(f"error: {meta['inputs']}: DTYPES has no entry for {name}")
     lib = Library(pack / meta["so"], name, next(iter(recs.values())))
