@@ -20,5 +20,6 @@ def pytest_test(name, srcs, deps = [], data = [], args = [], **kwargs):
         args = args + ["$(rootpath {})".format(s) for s in srcs],
         deps = deps,
         data = data,
+        legacy_create_init = False,
         **kwargs
     )
