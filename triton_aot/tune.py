@@ -217,8 +217,25 @@ def retime_finalists(torch, lib: Library, cargs: list, times: list, reps: int) -
         times[algo] = statistics.median(ts)
 
 
+def _existing_table(out: Path | None, pack: Path, fresh: tuning.Table,
+                    name: str) -> tuning.Table | None:
+    """The table being retuned, when it was tuned for the library's current algos."""
+    existing = out if out is not None and out.exists() else pack / "table.json"
+    if not existing.exists():
+        return None
+    try:
+        old = tuning.read_table(existing)
+    except tuning.TableError as e:
+        log(f"{existing}: {e}; starting a new table")
+        return None
+    if old.algos == fresh.algos and old.key == fresh.key and old.library == name:
+        return tuning.Table(name, fresh.key, fresh.algos, old.devices, old.notes)
+    log(f"{existing}: tuned for other algos; starting a new table")
+    return None
+
+
 def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
-         shapes_filter: str | None = None) -> tuning.Table:
+         shapes_filter: str | None = None, missing_only: bool = False) -> tuning.Table:
     import torch
 
     p = open_pack(pack)
@@ -238,27 +255,35 @@ def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
     major, minor = torch.cuda.get_device_capability(dev)
     sm = major * 10 + minor
     stream = torch.cuda.current_stream().cuda_stream
-    shapes = [tuple(s) for s in inputs.SHAPES]
+    calls = call_hints.tuning_calls(inputs)
     if shapes_filter:
         keep = {tuple(int(v) for v in s.split("x")) for s in shapes_filter.split(",")}
-        shapes = [s for s in shapes if s in keep]
-    log(f"{name}: {lib.num_algos} algos x {len(shapes)} shapes on {props.name} (sm_{sm}), "
-        f"{inputs.DTYPES[name]}")
+        calls = [c for c in calls if c.key in keep]
+    old_table = _existing_table(out, pack, fresh, name)
+    old_dev = old_table.device(sm) if old_table else None
+    have = {(p.key, p.hints) for p in old_dev.points} if (missing_only and old_dev) else set()
+    log(f"{name}: {lib.num_algos} algos x {len(calls)} calls on {props.name} (sm_{sm}), "
+        f"{inputs.DTYPES[name]}" + (f"; {len(have)} already in the table" if have else ""))
 
     t0 = time.monotonic()
-    points, skipped = [], []
-    for values in shapes:
+    points, skipped, seen = [], [], set()
+    for call in calls:
         if budget_s is not None and time.monotonic() - t0 > budget_s:
-            skipped.append(values)
+            skipped.append(call)
             continue
-        kw = dict(zip(key, values))
+        kw = call.kwargs(key)
         args = inputs.make_args(torch, dtype, **kw)
         jit = call_hints.of_call(ref, c_values(args))
         # The point is the variant that runs: the first (most hints) whose hints the call has.
         ran = next(p for p in variant_hints if set(p) <= set(jit))
         hints = call_hints.spelling(ran)
+        if (call.key, hints) in seen:
+            continue  # another call (another layout, say) already measured this variant here
+        if have & {(call.key, hints), (call.key, call_hints.spelling(jit))}:
+            continue  # --missing_only: the table has this call's point (packed with its variant)
+        seen.add((call.key, hints))
         if ran != jit:
-            log(f"  {'x'.join(map(str, values))}: no variant has the JIT's hints "
+            log(f"  {call.label()}: no variant has the JIT's hints "
                 f"({call_hints.spelling(jit) or 'none'}); timed with '{hints or 'no hints'}' "
                 f"(tools/tune {meta.get('label', 'LABEL')} writes the specializations the "
                 "tuning calls need)")
@@ -275,32 +300,21 @@ def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
                 torch.cuda.synchronize()
         retime_finalists(torch, lib, cargs, times, reps)
         win = tuning.winner_of(times)
-        points.append(tuning.Point(values, tuple(times), win, hints))
+        points.append(tuning.Point(call.key, tuple(times), win, hints))
         shown = f"algo {win} {times[win]:.1f} us" if win is not None else "no algo ran"
-        log(f"  {'x'.join(map(str, values))}: {shown}")
+        log(f"  {call.label()}: {shown}")
         del args, cargs
-    table = fresh
-    existing = out if out is not None and out.exists() else pack / "table.json"
-    if existing.exists():
-        try:
-            old = tuning.read_table(existing)
-            if old.algos == fresh.algos and old.key == fresh.key and old.library == name:
-                table = tuning.Table(name, key, fresh.algos, old.devices)
-            else:
-                log(f"{existing}: tuned for other algos; starting a new table")
-        except tuning.TableError as e:
-            log(f"{existing}: {e}; starting a new table")
+    table = old_table or fresh
     notes = [n for n in table.notes if not n.startswith("Not tuned yet")]
     if skipped:
         notes.append(f"sm_{sm}: over the time budget, not measured: "
-                     + ", ".join("x".join(map(str, s)) for s in skipped))
+                     + ", ".join(c.label() for c in skipped))
     table = tuning.Table(name, key, table.algos, table.devices, tuple(notes))
     measured = len(points)
-    old_dev = table.device(sm)
-    if shapes_filter and old_dev is not None:
-        # --shapes retunes those shapes only: the device keeps its other points
-        fresh_keys = {p.key for p in points}
-        points = [p for p in old_dev.points if p.key not in fresh_keys] + points
+    if (shapes_filter or missing_only) and old_dev is not None:
+        # --shapes and --missing_only measure some calls only: the device keeps its other points
+        remeasured = {(p.key, p.hints) for p in points}
+        points = [p for p in old_dev.points if (p.key, p.hints) not in remeasured] + points
     table = table.with_device(tuning.Device(props.name, sm, "tune", tuple(points)))
     log(f"{name}: {measured} shapes in {time.monotonic() - t0:.0f} s"
         + (f", {len(skipped)} skipped (budget)" if skipped else ""))
@@ -317,6 +331,10 @@ def _define_flags(fv: flags.FlagValues) -> None:
                        flag_values=fv)
     flags.DEFINE_string("shapes", None, "Only these shapes, e.g. 4096x4096x4096,1x4096x4096; "
                         "the table keeps this GPU's other points.", flag_values=fv)
+    flags.DEFINE_boolean("missing_only", False, "Only the calls whose (shape, variant) the "
+                         "table has no point for on this GPU (new SHAPES entries, or a run "
+                         "cut short by --budget_s); the table keeps its other points.",
+                         flag_values=fv)
 
 
 def _run(fv: flags.FlagValues, rest: list[str]) -> None:
@@ -328,7 +346,7 @@ def _run(fv: flags.FlagValues, rest: list[str]) -> None:
                         "and use the folder it prints")
     meta = json.loads((pack / "pack.json").read_text())
     out = Path(fv.out) if fv.out else Path(meta["table"])
-    table = tune(pack, out, fv.reps, fv.budget_s, fv.shapes)
+    table = tune(pack, out, fv.reps, fv.budget_s, fv.shapes, fv.missing_only)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(table.to_json(), encoding="utf-8")
     log(f"wrote {out}")
@@ -337,7 +355,7 @@ def _run(fv: flags.FlagValues, rest: list[str]) -> None:
 TOOL = cli.Tool(
     module="triton_aot.tune",
     usage="python3 -m triton_aot.tune .gpu/tune/NAME [--out=TABLE.json] [--reps=10] "
-          "[--budget_s=S] [--shapes=MxNxK,...]",
+          "[--budget_s=S] [--shapes=MxNxK,...] [--missing_only]",
     define_flags=_define_flags,
     run=_run,
     positional=True,

@@ -16,7 +16,7 @@ seeded from Triton's own autotune cache (`python3 -m triton_aot.tuning seed`).
          "fingerprint": "3f1c..."}, ...],
       "devices": [                                # one per SM
         {"name": "NVIDIA H100 80GB HBM3", "sm": 90, "source": "tune",
-         "points": [                              # one per measured shape, sorted by key
+         "points": [                  # one per measured shape and hint pattern, by key
            {"key": [4096, 4096, 4096], "times_us": [812.4, "failed: CUDA_ERROR_...",
             "exceeds resources", null, ...], "winner": 0}, ...]}]
     }
@@ -117,6 +117,12 @@ class Point:
     hints: str | None = None
 
 
+def _point_order(p: Point) -> tuple:
+    """Table order: by key, then by hint pattern (one point per key and pattern: a key can be
+    tuned for several caller layouts, each running its own variant)."""
+    return (p.key, p.hints or "")
+
+
 @dataclass(frozen=True)
 class Device:
     name: str
@@ -150,7 +156,7 @@ class Table:
         for di, dev in enumerate(self.devices):
             lines.append(f'    {{"name": {d(dev.name)}, "sm": {dev.sm}, "source": {d(dev.source)}, '
                          '"points": [')
-            for pi, p in enumerate(sorted(dev.points, key=lambda q: q.key)):
+            for pi, p in enumerate(sorted(dev.points, key=_point_order)):
                 times = [round(t, 3) if isinstance(t, float) else t for t in p.times_us]
                 hints = "" if p.hints is None else f'"hints": {d(p.hints)}, '
                 lines.append(f'      {{"key": {d(list(p.key))}, {hints}"times_us": '
@@ -179,7 +185,7 @@ class Table:
 
     def with_device(self, dev: Device) -> "Table":
         """This table with `dev` replacing the device of the same SM (one device per SM)."""
-        dev = Device(dev.name, dev.sm, dev.source, tuple(sorted(dev.points, key=lambda q: q.key)))
+        dev = Device(dev.name, dev.sm, dev.source, tuple(sorted(dev.points, key=_point_order)))
         devices = [d for d in self.devices if d.sm != dev.sm] + [dev]
         return Table(self.library, self.key, self.algos,
                      tuple(sorted(devices, key=lambda d: d.sm)), self.notes)
@@ -231,9 +237,10 @@ def _from_dict(data: Any) -> Table:
             if not isinstance(pkey, list) or len(pkey) != len(key):
                 raise TableError(f"{pw}.key must hold {len(key)} integers ({', '.join(key)})")
             pkey = tuple(_int(v, f"{pw}.key", 0) for v in pkey)
-            if pkey in seen:
-                raise TableError(f"{pw}: key {list(pkey)} appears twice")
-            seen.add(pkey)
+            if (pkey, p.get("hints")) in seen:
+                raise TableError(f"{pw}: key {list(pkey)} with hints {p.get('hints')!r} appears "
+                                 "twice")
+            seen.add((pkey, p.get("hints")))
             times = p.get("times_us", [])
             if not isinstance(times, list) or (times and len(times) != len(algos)):
                 raise TableError(f"{pw}.times_us must list one entry per algo ({len(algos)})")
@@ -252,7 +259,7 @@ def _from_dict(data: Any) -> Table:
             points.append(Point(pkey, tuple(float(t) if isinstance(t, int) else t for t in times),
                                 winner, hints))
         devices.append(Device(dv["name"], sm, dv.get("source", "tune"),
-                              tuple(sorted(points, key=lambda q: q.key))))
+                              tuple(sorted(points, key=_point_order))))
     notes = data.get("notes", [])
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         raise TableError("notes must be a list of strings")

@@ -15,7 +15,8 @@ picks one per shape and GPU, matmul_tuned_NAME_auto):
 - PERSISTENT: min(NUM_SMS, tiles) programs, each walking tiles NUM_SMS apart (Triton's
   persistent matmul tutorial). With TMA, A, B and C move through tensor descriptors made on the
   device (tl.make_tensor_descriptor, which needs the global scratch the launcher provides) when
-  the variant knows at compile time that the inner strides are 1 (the `:1` specialisations) and
+  the variant knows at compile time that the inner strides are 1 (the `:1` specialisations; B's
+  along N, or along K for B = W.t() as torch.nn.Linear passes its weight) and
   the pointers and row strides are 16-byte aligned at run time; otherwise the same loop loads
   through pointers.
 """
@@ -75,13 +76,18 @@ def _store_tile(c_ptr, acc, M, N, stride_cm, stride_cn, tile_m, tile_n, BLOCK_M:
 
 
 @triton.jit
-def _persistent_tma(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm, tiles_m, tiles_n,
-                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                    GROUP_M: tl.constexpr):
+def _persistent_tma(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_b_outer, stride_cm, tiles_m,
+                    tiles_n, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                    GROUP_M: tl.constexpr, B_K_INNER: tl.constexpr):
     a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_am, 1],
                                        block_shape=[BLOCK_M, BLOCK_K])
-    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_bk, 1],
-                                       block_shape=[BLOCK_K, BLOCK_N])
+    if B_K_INNER:
+        # B = W.t() with W row-major [N, K] (torch.nn.Linear's weight): the descriptor walks W.
+        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[stride_b_outer, 1],
+                                           block_shape=[BLOCK_N, BLOCK_K])
+    else:
+        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_b_outer, 1],
+                                           block_shape=[BLOCK_K, BLOCK_N])
     c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[stride_cm, 1],
                                        block_shape=[BLOCK_M, BLOCK_N])
     k_blocks = tl.cdiv(K, BLOCK_K)
@@ -90,7 +96,10 @@ def _persistent_tma(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_c
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for kb in range(k_blocks):
             a = a_desc.load([tile_m * BLOCK_M, kb * BLOCK_K])
-            b = b_desc.load([kb * BLOCK_K, tile_n * BLOCK_N])
+            if B_K_INNER:
+                b = b_desc.load([tile_n * BLOCK_N, kb * BLOCK_K]).T
+            else:
+                b = b_desc.load([kb * BLOCK_K, tile_n * BLOCK_N])
             acc = tl.dot(a, b, acc)
         c_desc.store([tile_m * BLOCK_M, tile_n * BLOCK_N], acc.to(c_ptr.dtype.element_ty))
 
@@ -113,20 +122,24 @@ def matmul_tuned_kernel(
         tl.static_assert(SPLIT_K == 1, "persistent algos do not split K")
         # TMA needs unit inner strides, known at compile time when the variant specialises them
         # (`:1` makes the argument the constant 1, a plain int here), and a 16-byte aligned base
-        # and row pitch (checked below, at run time).
-        unit_inner_strides: tl.constexpr = (isinstance(stride_ak, int) and isinstance(stride_bn, int)
+        # and row pitch (checked below, at run time). B's unit stride may be along N (row-major
+        # B) or along K (B = W.t(), torch.nn.Linear's layout).
+        b_n_inner: tl.constexpr = isinstance(stride_bn, int)
+        b_k_inner: tl.constexpr = isinstance(stride_bk, int) and not b_n_inner
+        unit_inner_strides: tl.constexpr = (isinstance(stride_ak, int) and (b_n_inner or b_k_inner)
                                              and isinstance(stride_cn, int))
         use_tma: tl.constexpr = TMA and unit_inner_strides
+        stride_b_outer = stride_bn if b_k_inner else stride_bk
         aligned = True
         if use_tma:
             elem: tl.constexpr = c_ptr.dtype.element_ty.primitive_bitwidth // 8
             aligned = ((a_ptr.to(tl.int64, bitcast=True) | b_ptr.to(tl.int64, bitcast=True)
                         | c_ptr.to(tl.int64, bitcast=True)) % 16 == 0)
-            aligned = aligned & ((stride_am * elem) % 16 == 0) & ((stride_bk * elem) % 16 == 0)
+            aligned = aligned & ((stride_am * elem) % 16 == 0) & ((stride_b_outer * elem) % 16 == 0)
             aligned = aligned & ((stride_cm * elem) % 16 == 0)
         if use_tma and aligned:
-            _persistent_tma(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm, tiles_m,
-                            tiles_n, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
+            _persistent_tma(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_b_outer, stride_cm,
+                            tiles_m, tiles_n, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, b_k_inner)
         else:
             for tile_id in tl.range(tl.program_id(0), tiles_m * tiles_n, tl.num_programs(0)):
                 tile_m, tile_n = _tile_of(tile_id, tiles_m, tiles_n, GROUP_M)

@@ -82,7 +82,10 @@ def make_args(torch, dtype, M, N, K):
 '''
 
 
-def test_tune_command_writes_the_table(tmp_path, fake_dir):
+def run_tune(tmp_path, fake_dir, inputs=INPUTS, device=None, flags=()):
+    """Packs the harness library as tools/tune does, runs the tuning command on it and returns
+    (the process, the table it wrote). `device`: a device of the existing table besides an
+    A100's."""
     metas = tune_variants()
     lib = harness.build(tmp_path / "lib", "mm", metas, link_flags=("--tuning_key=M,N,K",))
     pack = tmp_path / "pack"
@@ -90,10 +93,12 @@ def test_tune_command_writes_the_table(tmp_path, fake_dir):
     for m in metas:
         (pack / "records" / f"{m['symbol']}.json").write_text(json.dumps(m))
     (pack / "libmm.so").write_bytes(lib.so.read_bytes())
-    (pack / "inputs.py").write_text(INPUTS)
+    (pack / "inputs.py").write_text(inputs)
     recs = {r.algo_index: r for r in map(record_reader.read, metas)}
     old = tuning.empty_table("mm", ("M", "N", "K"), recs).with_device(
         tuning.Device("An A100", 80, "manual", (tuning.Point((1, 1, 1), (), 0),)))
+    if device is not None:
+        old = old.with_device(device)
     (pack / "table.json").write_text(old.to_json())
     out = tmp_path / "mm.tuning.json"
     (pack / "pack.json").write_text(json.dumps({
@@ -103,10 +108,14 @@ def test_tune_command_writes_the_table(tmp_path, fake_dir):
     (tmp_path / "stub" / "torch" / "__init__.py").write_text(STUB_TORCH)
     env = {"PYTHONPATH": f"{tmp_path / 'stub'}:{harness.REPO_ROOT}",
            "FAKE_LIBCUDA": str(fake_dir / "libcuda.so.1"), "PATH": "/usr/bin:/bin"}
-    p = subprocess.run([sys.executable, "-m", "triton_aot.tune", str(pack), "--reps", "3"],
+    p = subprocess.run([sys.executable, "-m", "triton_aot.tune", str(pack), "--reps", "3", *flags],
                        capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stderr
-    table = tuning.read_table(out)
+    return p, tuning.read_table(out)
+
+
+def test_tune_command_writes_the_table(tmp_path, fake_dir):
+    p, table = run_tune(tmp_path, fake_dir)
     assert table.library == "mm" and [d.sm for d in table.devices] == [80, 90]
     dev = table.device(90)
     assert dev.name == "Fake GPU" and dev.source == "tune"
@@ -119,6 +128,35 @@ def test_tune_command_writes_the_table(tmp_path, fake_dir):
     assert small.times_us[3] == 1000.0
     assert isinstance(one.times_us[3], str) and one.times_us[3].startswith("failed: ")
     assert "algo 1" in p.stderr and "wrote" in p.stderr
+
+
+# Calls with make_args options: the same key in two layouts. Here a layout only moves A off
+# 16-byte alignment, which no variant of this library is hinted on, so both run the same variant
+# and the second is not measured again.
+INPUTS_WITH_OPTIONS = INPUTS.replace(
+    "SHAPES = [(16, 64, 64), (4096, 64, 64), (1, 64, 64)]",
+    'SHAPES = [(16, 64, 64), (16, 64, 64, {"offset": 8}), (4096, 64, 64), (1, 64, 64)]').replace(
+    "def make_args(torch, dtype, M, N, K):", "def make_args(torch, dtype, M, N, K, offset=0):").replace(
+    "return [0x100000, ", "return [0x100000 + offset, ")
+
+
+def test_missing_only_measures_only_the_calls_without_a_point(tmp_path, fake_dir):
+    kept = tuning.Point((16, 64, 64), (1.0, 2.0, 3.0, 4.0), 0, "M:16")
+    p, table = run_tune(tmp_path, fake_dir, INPUTS_WITH_OPTIONS,
+                        tuning.Device("Fake GPU", 90, "tune", (kept,)), ("--missing_only",))
+    dev = table.device(90)
+    assert sorted((q.key, q.hints) for q in dev.points) == [
+        ((1, 64, 64), ""), ((16, 64, 64), "M:16"), ((4096, 64, 64), "")]
+    assert next(q for q in dev.points if q.key == (16, 64, 64)) == kept
+    assert "1 already in the table" in p.stderr
+    measured = [line for line in p.stderr.splitlines() if ": algo " in line]
+    assert len(measured) == 2, p.stderr
+
+
+def test_calls_with_options_run_once_per_variant(tmp_path, fake_dir):
+    p, table = run_tune(tmp_path, fake_dir, INPUTS_WITH_OPTIONS)
+    assert [q.key for q in table.device(90).points] == [(1, 64, 64), (16, 64, 64), (4096, 64, 64)]
+    assert len([line for line in p.stderr.splitlines() if ": algo " in line]) == 3, p.stderr
 
 
 def test_finalists_are_retimed_and_take_the_median(monkeypatch):

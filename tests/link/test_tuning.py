@@ -331,3 +331,27 @@ def test_point_without_its_variant_fails_the_link(tmp_path):
     assert ("the point 1024x1024x1000 (sm_90) was timed with hints 'a_ptr:16 b_ptr:16 c_ptr:16', "
             "which no specialization of mm has") in err
     assert "mm.tuning_hints.bzl" in err
+
+
+def _two_layout_points(second_hints):
+    table = tuning.Table("mm", ("M", "N", "K"), tuple(
+        tuning.TunedAlgo(i, f"algo {i}", f"f{i}") for i in range(2)))
+    return table.with_device(tuning.Device("H", 90, "tune", (
+        tuning.Point((64, 64, 64), (2.0, 1.0), 1, "a_ptr:16 stride_ak:1 stride_bk:1"),
+        tuning.Point((64, 64, 64), (1.0, 2.0), 0, second_hints))))
+
+
+def test_a_key_may_have_one_point_per_hint_pattern():
+    text = _two_layout_points("a_ptr:16 stride_ak:1 stride_bn:1").to_json()
+    table = tuning.Table.from_json(text)
+    assert table.to_json() == text
+    # each layout's class chooses its own point's winner
+    assert tuning.lookup(table, 90, (64, 64, 64), 0, "a_ptr:16 stride_ak:1 stride_bk:1") == 1
+    assert tuning.lookup(table, 90, (64, 64, 64), 1, "a_ptr:16 stride_ak:1 stride_bn:1") == 0
+
+
+def test_a_key_and_pattern_twice_is_refused():
+    text = _two_layout_points("a_ptr:16 stride_ak:1 stride_bk:1").to_json()
+    with pytest.raises(tuning.TableError, match=r"key \[64, 64, 64\] with hints "
+                       r"'a_ptr:16 stride_ak:1 stride_bk:1' appears twice"):
+        tuning.Table.from_json(text)
