@@ -146,7 +146,7 @@ def test_missing_only_measures_only_the_calls_without_a_point(tmp_path, fake_dir
                         tuning.Device("Fake GPU", 90, "tune", (kept,)), ("--missing_only",))
     dev = table.device(90)
     assert sorted((q.key, q.hints) for q in dev.points) == [
-        ((1, 64, 64), ""), ((16, 64, 64), "M:16"), ((4096, 64, 64), "")]
+        ((1, 64, 64), ""), ((16, 64, 64), "M:16"), ((4096, 64, 64), "M:16")]
     assert next(q for q in dev.points if q.key == (16, 64, 64)) == kept
     assert "1 already in the table" in p.stderr
     measured = [line for line in p.stderr.splitlines() if ": algo " in line]
