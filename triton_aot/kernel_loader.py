@@ -7,8 +7,9 @@ imports fresh copies.
 
 The kernel module is named after the file's stem (as upstream compile.py does; a stem that is
 not an identifier, such as the tutorials' `01-vector-add`, is spelled as one: `_01_vector_add`),
-or after its dotted path when the file sits in a package under an --import_path root (then
-relative imports work). Triton puts module names into the symbols of noinline functions, so the
+or after its dotted path when the file sits in a package under an --import_path root (the
+deepest one: the name its own package gives it, so it is never imported twice, and relative
+imports work). Triton puts module names into the symbols of noinline functions, so the
 name must not depend on the process (no counters) for the outputs to be reproducible.
 
 A kernel may also come from an installed module (`--kernel_module=liger_kernel.ops.rms_norm`):
@@ -168,15 +169,20 @@ def _taken(name: str) -> bool:
 
 
 def _module_name(path: Path, import_roots: Sequence[str]) -> str:
-    """`pkg.sub.kernel` when the file lies in a package under an --import_path root (so that
-    relative imports work) and `pkg` clashes with no other module; else the file's stem (as
-    upstream compile.py names it)."""
+    """The name the file's own package gives it: its dotted path relative to the deepest
+    --import_path root that holds it (`pkg.sub.kernel`, so that relative imports work), or its
+    stem when it lies directly in that root or the dotted name is unusable (upstream compile.py's
+    name).
+
+    The deepest root wins because a dep's `imports` root is where its package imports the file
+    from: `third_party/whl/vllm/ops.py` under the roots `.` and `third_party/whl` is `vllm.ops`
+    (as `vllm/__init__.py` imports it), never `third_party.whl.vllm.ops`, which would execute the
+    file a second time (and its module-level side effects with it)."""
     file = os.path.abspath(path)
-    for root in import_roots:
-        rel = os.path.relpath(file, root)
-        if rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
-            continue
-        parts = Path(rel).with_suffix("").parts
+    relative = [Path(os.path.relpath(file, root)).with_suffix("").parts for root in import_roots]
+    holding = [parts for parts in relative if parts and parts[0] != os.pardir]
+    if holding:
+        parts = min(holding, key=len)
         if len(parts) > 1 and all(p.isidentifier() for p in parts) and not _taken(parts[0]):
             return ".".join(parts)
     return module_name_for_file(path.stem)
