@@ -240,25 +240,31 @@ def import_failure(e: BaseException, what: str, path: Path, flag: str,
     # `what` is the module's name when the kernel comes from --kernel_module
     in_kernel_file = (raiser is None or raiser.file == os.path.abspath(path)
                       or raiser.module == what)
-    attribute = FLAG_ATTRIBUTES[flag[2:]] if in_kernel_file else "deps"
+    missing_file = isinstance(e, FileNotFoundError) and e.filename
+    # a file missing at import is one that no py_library in deps lists in its `data`
+    attribute = FLAG_ATTRIBUTES[flag[2:]] if in_kernel_file and not missing_file else "deps"
     where = f"{bazel_target}: attribute '{attribute}'" if bazel_target else flag
     if in_kernel_file:
         culprit, module = path.name, None
     else:
         culprit, module = raiser.relative, raiser.module
         detail += f" (raised in {culprit}:{raiser.line})"
-    if isinstance(e, FileNotFoundError) and e.filename:
-        lister = (f"the py_library that provides {module!r} (in deps)" if module else
-                  "a py_library in deps")
-        return UserError(f"{where}: importing {what} failed: {detail}; {culprit} opens "
-                         f"{os.path.basename(str(e.filename))!r} at import, and no input of the "
-                         f"build holds it: list the file in the `data` of {lister}")
+    if missing_file:
+        opened = f"{culprit} opens {os.path.basename(str(e.filename))!r} at import"
+        if not bazel_target:
+            return UserError(f"{where}: importing {what} failed: {detail}; {opened}, and it does "
+                             "not exist: put it where that file looks for it")
+        lister = (f"the py_library that provides {module!r} (in deps)" if module
+                  else "a py_library in deps")
+        return UserError(f"{where}: importing {what} failed: {detail}; {opened}, and no input "
+                         f"of the build holds it: list the file in the `data` of {lister}")
     if in_kernel_file:
         return UserError(f"{where}: importing {what} failed: {detail}; fix the kernel file")
+    provider = ("the py_library in deps that provides it (its files, data or deps)"
+                if bazel_target else "the package it belongs to")
     return UserError(f"{where}: importing {what} failed: {detail}; the cause is in {culprit} "
                      f"(module {module!r}), which the kernel's import runs, not in the kernel "
-                     f"file: fix that file or the py_library in deps that provides it (its "
-                     "files, data or deps)")
+                     f"file: fix that file or {provider}")
 
 
 @dataclass(frozen=True)
