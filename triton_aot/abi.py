@@ -153,9 +153,10 @@ def _reserved_why(name: str) -> str | None:
         return "is a reserved C/C++ name"
     if name.lower().startswith(GENERATED_PREFIX):
         return "has the trt_ prefix, which is reserved for generated code"
-    if name.startswith(("CU_", "CUDA_", "RULES_TRITON_")):
-        return ("has a CU_/CUDA_ prefix, which belongs to cuda.h (RULES_TRITON_ to the generated "
-                "headers)")
+    if name.startswith(("CU_", "CUDA_")):
+        return "has a CU_/CUDA_ prefix, which belongs to cuda.h"
+    if name.startswith("RULES_TRITON_"):
+        return "has the RULES_TRITON_ prefix, which belongs to the generated headers"
     return None
 
 
