@@ -141,31 +141,56 @@ C_MACROS = frozenset("""
 """.split())
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# The generated code's own namespace: its locals, helpers and renamed parameters.
+GENERATED_PREFIX = "trt_"
+
+
+def _reserved_why(name: str) -> str | None:
+    """Why `name` (a syntactically valid identifier) cannot appear in generated C as it is, or
+    None when it can."""
+    if name in C_RESERVED or name in C_MACROS or (
+            len(name) > 1 and name[0] == "_" and (name[1].isupper() or name[1] == "_")):
+        return "is a reserved C/C++ name"
+    if name.lower().startswith(GENERATED_PREFIX):
+        return "has the trt_ prefix, which is reserved for generated code"
+    if name.startswith(("CU_", "CUDA_")):
+        return "has a CU_/CUDA_ prefix, which belongs to cuda.h"
+    if name.startswith("RULES_TRITON_"):
+        return "has the RULES_TRITON_ prefix, which belongs to the generated headers"
+    return None
 
 
 def check_c_identifier(name: object, what: str) -> str:
-    """The one identifier check: `name` can be a C identifier of the generated code, or a
-    UserError says why not (`what` names the flag, field or parameter)."""
+    """The one identifier check for names that generated C uses exactly as written (the library
+    name, variant symbols, the kernel's entry name): `name` can be a C identifier of the
+    generated code, or a UserError says why not (`what` names the flag, field or parameter).
+    Kernel parameters are not held to it: they get a C name (c_param_name)."""
     if not isinstance(name, str) or not _IDENT.match(name):
         raise UserError(f"{what} {name!r} is not a valid C identifier; use letters, digits and _ "
                         "(not starting with a digit)")
-    if name in C_RESERVED or name in C_MACROS or (
-            len(name) > 1 and name[0] == "_" and (name[1].isupper() or name[1] == "_")):
-        raise UserError(f"{what} {name!r} is a reserved C/C++ name; rename it")
-    if name.lower().startswith("trt_"):
-        raise UserError(f"{what} {name!r}: the trt_ prefix is reserved for generated code; "
-                        "rename it")
-    if name.startswith(("CU_", "CUDA_", "RULES_TRITON_")):
-        raise UserError(f"{what} {name!r}: the CU_/CUDA_ prefixes belong to cuda.h (and "
-                        "RULES_TRITON_ to the generated headers); rename it")
+    why = _reserved_why(name)
+    if why:
+        raise UserError(f"{what} {name!r} {why}; rename it")
     return name
 
 
+def c_param_name(name: str) -> str:
+    """The C name of a kernel parameter (or launch argument) `name`: the name itself, or, for a
+    name that C cannot use as it is (a C/C++ keyword such as `int`, a reserved `_X` name, a
+    macro of the included headers, the CU_/CUDA_ prefixes of cuda.h, the trt_ prefix of the
+    generated code), `trt_` + the name: `CU_SEQLENS` is `trt_CU_SEQLENS` in C.
+
+    No two parameters share a C name: a renamed name starts with trt_, which no name kept as it
+    is does (those are renamed themselves), and the generated code's own trt_ locals are never
+    `trt_` + a renamed name. Depends on the name alone, so every variant, the header and the
+    grid's C agree."""
+    if not isinstance(name, str) or not _IDENT.match(name):
+        raise UserError(f"kernel parameter {name!r} is not a valid C identifier; use ASCII "
+                        "letters, digits and _ in parameter names")
+    return name if _reserved_why(name) is None else GENERATED_PREFIX + name
+
+
 def check_c_parameter_name(name: str) -> None:
-    """Rejects kernel parameter names that cannot be C parameter names."""
-    try:
-        check_c_identifier(name, "kernel parameter")
-    except UserError:
-        raise UserError(f"kernel parameter {name!r} cannot be used as a C parameter name "
-                        "(C/C++ keyword or reserved name, or a name the launcher uses itself); "
-                        "rename the parameter in the kernel") from None
+    """Rejects kernel parameter names that cannot become C parameter names at all (only names
+    outside C's identifier syntax: every identifier has a C name, c_param_name)."""
+    c_param_name(name)

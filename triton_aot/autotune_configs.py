@@ -25,6 +25,7 @@ from absl import flags
 
 from triton_aot import cli, environment
 from triton_aot.atomic_write import write_atomic
+from triton_aot.build_terms import in_build_terms
 from triton_aot.errors import UserError
 
 DEFAULT_DEFS = "@rules_triton//rules:defs.bzl"
@@ -173,8 +174,20 @@ def run(fv: flags.FlagValues) -> None:
     write_atomic(fv.out, text.encode())
 
 
+# The flags that a triton_autotune_algos attribute sets (rules/private/autotune.bzl).
+FLAG_ATTRIBUTES = {"kernel_path": "srcs", "kernel_module": "kernel_module", "import_path": "deps",
+                   "target": "target", "kernels": "kernels", "kernel_name": "kernels"}
+
+
 def _run(fv: flags.FlagValues, _: list[str]) -> None:
-    run(fv)
+    try:
+        run(fv)
+    except UserError as e:
+        if not fv.bazel_target:
+            raise
+        # a build's action: the error names the target and its attributes, not this tool's flags
+        raise UserError(in_build_terms(e.message, fv.bazel_target, FLAG_ATTRIBUTES,
+                                        default="kernels")) from e
 
 
 TOOL = cli.Tool(

@@ -84,12 +84,13 @@ def _selector_body(plan: LibraryPlan, variants: tuple[Variant, ...],
         call = (f"trt_dispatch_{c_syntax.ident(rec.symbol, 'symbol')}(trt_driver_table, "
                 f"trt_context_key_, {c_parts.call_args(kargs, c_parts.stream_name(rargs))});")
         used.update(c_parts.c_param_names(kargs))
-        used.update(name for name, _ in rec.hint_conditions)
+        hinted = [(c_syntax.param(name), hint) for name, hint in rec.hint_conditions]
+        used.update(name for name, _ in hinted)
         # a pointer type (hipDeviceptr_t): its address is tested as an integer
         pointers = (set() if backend.pointer_is_integer
-                    else {a.name for a in rargs if a.is_pointer})
+                    else {c_syntax.param(a.name) for a in rargs if a.is_pointer})
         conds = [(f"((uintptr_t){name} % 16 == 0)" if name in pointers else f"({name} % 16 == 0)")
-                 if hint == 16 else f"({name} == 1)" for name, hint in rec.hint_conditions]
+                 if hint == 16 else f"({name} == 1)" for name, hint in hinted]
         if conds:
             lines.append(f"  if ({' && '.join(conds)})\n    return {call}\n")
         else:
@@ -146,7 +147,7 @@ def _class_body(classes: list[str], pointers: set[str]) -> CCode:
         conds = []
         for token in pattern.split():
             arg, _, hint = token.partition(":")
-            arg = c_syntax.ident(arg, "hint")
+            arg = c_syntax.param(arg)
             if hint == "1":
                 conds.append(f"({arg} == 1)")
             elif arg in pointers:
@@ -163,7 +164,7 @@ def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
     tuned = plan.tuned
     if tuned is None:
         return CCode(""), CCode(""), CCode("")
-    keys = [c_syntax.ident(k, "tuning key") for k in tuned.key]
+    keys = [c_syntax.param(k) for k in tuned.key]
     nk = len(keys)
     num_algos = len(plan.algos)
     rows, slow_rows, devices, notes = [], [], [], []
@@ -211,10 +212,10 @@ def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
                        f"  (void)trt_sm;\n  (void)trt_class;\n{unused}"
                        f"  return {tuned.default_algo};\n}}\n")
     rargs = plan.first.c_args
-    pointers = {a.name for a in rargs if a.is_pointer}
+    pointers = {c_syntax.param(a.name) for a in rargs if a.is_pointer}
     args_params = CCode(params.split(", ", 1)[1])  # NAME_auto's parameters after the stream
     arg_names = [n for _, n in c_parts.c_params(rargs)]
-    used = {tok.partition(":")[0] for c in classes for tok in c.split()}
+    used = {c_syntax.param(tok.partition(":")[0]) for c in classes for tok in c.split()}
     class_params = CCode(", ".join(p for p, n in zip(args_params.split(", "), arg_names)
                                    if n in used) or "void")
     class_args = CCode(", ".join(n for n in arg_names if n in used))

@@ -116,12 +116,13 @@ def c_params(args: Sequence[Arg], backend: Backend = CUDA) -> list[tuple[str, CC
         for ctype, name in a.c_params:
             if a.is_pointer:
                 ctype = backend.pointer_type
-            out.append((ctype, c_syntax.ident(name, "argument name")))
+            out.append((ctype, c_syntax.param(name)))
     return out
 
 
-def c_param_names(args: Sequence[Arg]) -> list[str]:
-    return [name for a in args for _, name in a.c_params]
+def c_param_names(args: Sequence[Arg]) -> list[CCode]:
+    """The C names of the C API parameters for `args` (c_params)."""
+    return [c_syntax.param(name) for a in args for _, name in a.c_params]
 
 
 def stream_name(args: Sequence[Arg]) -> CCode:
@@ -206,8 +207,8 @@ def _tensordesc_locals(t: Templates, record: VariantRecord, a: Arg) -> tuple[str
     tma = a.tma
     if tma is None:
         raise UserError(f"{record.symbol}: tensor descriptor {a.name!r} has no TMA encoding")
-    name = c_syntax.ident(a.name, "argument name")
-    names = [c_syntax.ident(n, "argument name") for _, n in a.c_params]
+    name = c_syntax.param(a.name)
+    names = [c_syntax.param(n) for _, n in a.c_params]
     rank = a.desc.rank
     base, shape, strides = names[0], names[1:1 + rank], names[1 + rank:]
     text = t.render(
@@ -230,7 +231,7 @@ def _zero_regions(record: VariantRecord) -> str:
     rows = []
     for r in record.reset_to_zero:
         a = by_name[r.name]
-        name = c_syntax.ident(r.name, "argument name")
+        name = c_syntax.param(r.name)
         exts = [f"(int64_t)({c_syntax.grid_expression(e, 'reset_to_zero extent')})"
                 for e in r.extents_c]
         rows_, cols, stride, col_stride = runtime_extents(exts)
@@ -250,7 +251,7 @@ def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
     backend = backend_of(record)
     locals_, refs = [], []
     for a in record.launch_args:  # only the grid reads them; an algo's grid may not
-        locals_.append(f"  (void){c_syntax.ident(a.name, 'launch argument name')};\n")
+        locals_.append(f"  (void){c_syntax.param(a.name)};\n")
     zeroed = bool(record.reset_to_zero)
     if zeroed and not backend.reset_to_zero:
         raise UserError(f"{record.symbol}: reset_to_zero is CUDA only; {backend.name} targets "
@@ -266,7 +267,7 @@ def render_launcher(t: Templates, record: VariantRecord, kernel_id: CCode,
                       f"{zero_args})" if zeroed else backend.success)
         locals_.append(t.render("tensordesc_empty_grid.c.tmpl", empty_grid_result=empty))
     for a in args:
-        name = c_syntax.ident(a.name, "argument name")
+        name = c_syntax.param(a.name)
         if a.is_tensordesc:
             tma_locals, tma_refs = _tensordesc_locals(t, record, a)
             locals_.append(tma_locals)

@@ -36,6 +36,12 @@ def ident(name: object, what: str) -> CCode:
     return CCode(abi.check_c_identifier(name, what))
 
 
+def param(name: object) -> CCode:
+    """The C name of kernel parameter or launch argument `name` (abi.c_param_name): the name, or
+    its trt_ spelling when C cannot use it as it is."""
+    return CCode(abi.c_param_name(name))
+
+
 def comment(value: object) -> CCode:
     """Text safe inside a /* */ comment: one ASCII line that cannot close the comment."""
     text = str(value).encode("ascii", "backslashreplace").decode("ascii")

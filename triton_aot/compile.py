@@ -19,6 +19,7 @@ from absl import flags
 
 from triton_aot import abi, cli, environment
 from triton_aot.atomic_write import write_atomic
+from triton_aot.build_terms import in_build_terms
 from triton_aot.errors import UserError, flag_error
 from triton_aot.signature import is_tensordesc
 from triton_aot.variant import (Arg, AutotuneRecord, LaunchConfig, ResetRegion, Target,
@@ -157,11 +158,28 @@ def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
 
 
 def check_import(args: ToolArgs) -> None:
-    """Imports the kernel for `args.target` and writes its parameters (--out_params)."""
+    """Imports the kernel for `args.target` and writes its parameters (--out_params); with
+    --signature (and --constexprs), also binds them to the kernel's parameters, so that a
+    signature every variant shares is refused once, here, rather than by every variant."""
+    from triton_aot.signature import parse_constexprs, parse_signature
     from triton_aot.triton_adapter import parse_target
 
     with _kernel(args, parse_target(args.target)) as kernel:
+        if args.signature:
+            _bind(args, parse_signature(args.signature), {}, parse_constexprs(args.constexprs),
+                  kernel)
         write_atomic(args.out_params, _params_json(kernel))
+
+
+def _bind(args: ToolArgs, entries, hints: dict, constexprs: dict, kernel):
+    """The signature bound to the kernel's parameters, before heuristics run."""
+    from triton_aot import decorators
+    from triton_aot.binding import bind
+    from triton_aot.kernel_loader import kernel_wrappers
+
+    return bind(entries, kernel.params, hints, constexprs, args.kernel_name,
+                defaults=decorators.param_defaults(kernel.fn),
+                deferred=decorators.heuristic_names(kernel_wrappers(kernel)))
 
 
 def _kernel(args: ToolArgs, target):
@@ -242,15 +260,13 @@ def _compile(request: _Request) -> tuple["_WithRecord", object]:
     from triton_aot.grid import parse_grid, parse_launch_args, parse_reset_to_zero
     from triton_aot import decorators
     from triton_aot.kernel_loader import kernel_wrappers
-    from triton_aot.binding import bind, with_values
+    from triton_aot.binding import with_values
     from triton_aot.triton_adapter import check_options, compile_kernel
 
     args, target, opts = request.args, request.target, request.opts
     with _kernel(args, target) as kernel:
         wrappers = kernel_wrappers(kernel)
-        sig = bind(request.entries, kernel.params, request.hints, request.constexprs,
-                   args.kernel_name, defaults=decorators.param_defaults(kernel.fn),
-                   deferred=decorators.heuristic_names(wrappers))
+        sig = _bind(args, request.entries, request.hints, request.constexprs, kernel)
         _check_tensordesc_target(sig, target)
         # @triton.heuristics, for this variant: they see the launch options as in the JIT
         # (inside an autotuner, a config's) and may set them
@@ -457,7 +473,13 @@ def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature"
 
 
 def _run(fv: flags.FlagValues, _: list[str]) -> None:
-    run(to_tool_args(fv))
+    try:
+        run(to_tool_args(fv))
+    except UserError as e:
+        if not fv.bazel_target:
+            raise
+        # a build's action: the error names the target and its attributes, not this tool's flags
+        raise UserError(in_build_terms(e.message, fv.bazel_target)) from e
 
 
 TOOL = cli.Tool(

@@ -341,7 +341,7 @@ def to_c(node: Expr) -> str:
         return f"(int64_t){node.value}"
     if isinstance(node, Arg):
         # `:1` arguments are not launcher parameters: the grid sees the constant.
-        return "(int64_t)1" if node.one else f"(int64_t){node.name}"
+        return "(int64_t)1" if node.one else f"(int64_t){abi.c_param_name(node.name)}"
     if isinstance(node, Neg):
         return f"trt_grid_neg({to_c(node.operand)})"
     if isinstance(node, DevAttr):
@@ -413,11 +413,6 @@ def parse_launch_args(text: str, sig: BoundSignature) -> tuple[LaunchArg, ...]:
         if ty not in INT_TYPES:
             raise UserError(f"--launch_args: {name!r} has type {ty!r}; launch arguments are "
                             f"integers: use one of {', '.join(INT_TYPES)}")
-        try:
-            abi.check_c_parameter_name(name)
-        except UserError:
-            raise UserError(f"--launch_args: {name!r} cannot be a C parameter name (keyword or "
-                            "reserved name); rename the launch argument") from None
         if name in ("stream", "algo_id"):
             raise UserError(f"--launch_args: {name!r} is a parameter of the C API itself; "
                             "rename the launch argument")

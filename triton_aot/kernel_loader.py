@@ -7,8 +7,9 @@ imports fresh copies.
 
 The kernel module is named after the file's stem (as upstream compile.py does; a stem that is
 not an identifier, such as the tutorials' `01-vector-add`, is spelled as one: `_01_vector_add`),
-or after its dotted path when the file sits in a package under an --import_path root (then
-relative imports work). Triton puts module names into the symbols of noinline functions, so the
+or after its dotted path when the file sits in a package under an --import_path root (the
+deepest one: the name its own package gives it, so it is never imported twice, and relative
+imports work). Triton puts module names into the symbols of noinline functions, so the
 name must not depend on the process (no counters) for the outputs to be reproducible.
 
 A kernel may also come from an installed module (`--kernel_module=liger_kernel.ops.rms_norm`):
@@ -25,10 +26,12 @@ import os
 import re
 import sys
 import traceback
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from triton_aot.build_terms import FLAG_ATTRIBUTES
 from triton_aot.errors import UserError
 from triton_aot.binding import ParamInfo
 from triton_aot.wrappers import unwrap
@@ -86,8 +89,8 @@ def load_kernel(kernel_path: str | None, kernel_name: str,
     sys.path[:0] = roots
     importlib.invalidate_caches()
     try:
-        module = _import(path, module_name, bazel_target)
-        fn = _find_kernel(module, kernel_name, path.name)
+        module = _import(path, module_name, bazel_target, roots)
+        fn = _find_kernel(module, kernel_name, path.name, bazel_target)
         yield LoadedKernel(fn=fn, name=kernel_name, file_name=path.name,
                            params=tuple(ParamInfo(p.name, bool(p.is_constexpr), p.annotation)
                                         for p in fn.params))
@@ -131,9 +134,9 @@ def _load_module(module_name: str, kernel_name: str, import_paths: Sequence[str]
                     "it to deps (a pip hub's package, or your own py_library), or install its "
                     "package where the toolchain's interpreter sees it") from None
             raise import_failure(e, module_name, Path(module_name.rpartition(".")[2] + ".py"),
-                                 "--kernel_module", bazel_target) from e
+                                 "--kernel_module", bazel_target, roots) from e
         file_name = module_name
-        fn = _find_kernel(module, kernel_name, file_name)
+        fn = _find_kernel(module, kernel_name, file_name, bazel_target)
         yield LoadedKernel(fn=fn, name=kernel_name, file_name=file_name,
                            params=tuple(ParamInfo(p.name, bool(p.is_constexpr), p.annotation)
                                         for p in fn.params))
@@ -168,21 +171,27 @@ def _taken(name: str) -> bool:
 
 
 def _module_name(path: Path, import_roots: Sequence[str]) -> str:
-    """`pkg.sub.kernel` when the file lies in a package under an --import_path root (so that
-    relative imports work) and `pkg` clashes with no other module; else the file's stem (as
-    upstream compile.py names it)."""
+    """The name the file's own package gives it: its dotted path relative to the deepest
+    --import_path root that holds it (`pkg.sub.kernel`, so that relative imports work), or its
+    stem when it lies directly in that root or the dotted name is unusable (upstream compile.py's
+    name).
+
+    The deepest root wins because a dep's `imports` root is where its package imports the file
+    from: `third_party/whl/vllm/ops.py` under the roots `.` and `third_party/whl` is `vllm.ops`
+    (as `vllm/__init__.py` imports it), never `third_party.whl.vllm.ops`, which would execute the
+    file a second time (and its module-level side effects with it)."""
     file = os.path.abspath(path)
-    for root in import_roots:
-        rel = os.path.relpath(file, root)
-        if rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
-            continue
-        parts = Path(rel).with_suffix("").parts
+    relative = [Path(os.path.relpath(file, root)).with_suffix("").parts for root in import_roots]
+    holding = [parts for parts in relative if parts and parts[0] != os.pardir]
+    if holding:
+        parts = min(holding, key=len)
         if len(parts) > 1 and all(p.isidentifier() for p in parts) and not _taken(parts[0]):
             return ".".join(parts)
     return module_name_for_file(path.stem)
 
 
-def _import(path: Path, module_name: str, bazel_target: str | None) -> Any:
+def _import(path: Path, module_name: str, bazel_target: str | None,
+            roots: Sequence[str]) -> Any:
     try:
         if "." in module_name:
             module = importlib.import_module(module_name)
@@ -202,31 +211,90 @@ def _import(path: Path, module_name: str, bazel_target: str | None) -> Any:
     except BaseException as e:  # SystemExit from a stray sys.exit() included
         if isinstance(e, KeyboardInterrupt):
             raise
-        raise import_failure(e, path.name, path, "--kernel_path", bazel_target) from e
+        raise import_failure(e, path.name, path, "--kernel_path", bazel_target, roots) from e
 
 
 def import_failure(e: BaseException, what: str, path: Path, flag: str,
-                   bazel_target: str | None) -> UserError:
-    """The one error line for a kernel module whose import raised `e`.
+                   bazel_target: str | None, roots: Sequence[str] = ()) -> UserError:
+    """The one error line for a kernel module whose import raised `e`, naming where the cause is.
 
     A missing module is the common case in a monorepo: the kernel imports the repository's own
     code or a package the toolchain lacks. The fix then is a dependency, named in the terms of
-    whoever runs the import (a BUILD attribute, or this tool's flags)."""
+    whoever runs the import (a BUILD attribute, or this tool's flags). An error raised in another
+    file under the import `roots` (a dep's `__init__`) is that dep's to fix, and a file that is
+    opened at import but missing is a `data` file that no py_library lists."""
     detail = _describe(e, path)
     missing = e.name if isinstance(e, ModuleNotFoundError) and e.name else None
-    if missing is None:
-        where = bazel_target or flag
-        return UserError(f"{where}: importing {what} failed: {detail}; fix the kernel file")
-    top = missing.partition(".")[0]
-    if bazel_target:
+    if missing is not None:
+        top = missing.partition(".")[0]
+        if bazel_target:
+            return UserError(
+                f"{bazel_target}: attribute 'deps': importing {what} failed: {detail}; add the "
+                f"py_library that provides {top!r} to deps (your own py_library, or a pip hub's "
+                "package), or, when the kernel itself comes from an installed package, name it "
+                "with kernel_module instead of srcs")
         return UserError(
-            f"{bazel_target}: attribute 'deps': importing {what} failed: {detail}; add the "
-            f"py_library that provides {top!r} to deps (your own py_library, or a pip hub's "
-            "package), or, when the kernel itself comes from an installed package, name it "
-            "with kernel_module instead of srcs")
-    return UserError(
-        f"{flag}: importing {what} failed: {detail}; pass --import_path=DIR for the folder "
-        f"that holds {top!r}, or install its package in this interpreter")
+            f"{flag}: importing {what} failed: {detail}; pass --import_path=DIR for the folder "
+            f"that holds {top!r}, or install its package in this interpreter")
+    raiser = _raising_file(e, roots)
+    # `what` is the module's name when the kernel comes from --kernel_module
+    in_kernel_file = (raiser is None or raiser.file == os.path.abspath(path)
+                      or raiser.module == what)
+    missing_file = isinstance(e, FileNotFoundError) and e.filename
+    # a file missing at import is one that no py_library in deps lists in its `data`
+    attribute = FLAG_ATTRIBUTES[flag[2:]] if in_kernel_file and not missing_file else "deps"
+    where = f"{bazel_target}: attribute '{attribute}'" if bazel_target else flag
+    if in_kernel_file:
+        culprit, module = path.name, None
+    else:
+        culprit, module = raiser.relative, raiser.module
+        detail += f" (raised in {culprit}:{raiser.line})"
+    if missing_file:
+        opened = f"{culprit} opens {os.path.basename(str(e.filename))!r} at import"
+        if not bazel_target:
+            return UserError(f"{where}: importing {what} failed: {detail}; {opened}, and it does "
+                             "not exist: put it where that file looks for it")
+        lister = (f"the py_library that provides {module!r} (in deps)" if module
+                  else "a py_library in deps")
+        return UserError(f"{where}: importing {what} failed: {detail}; {opened}, and no input "
+                         f"of the build holds it: list the file in the `data` of {lister}")
+    if in_kernel_file:
+        return UserError(f"{where}: importing {what} failed: {detail}; fix the kernel file")
+    provider = ("the py_library in deps that provides it (its files, data or deps)"
+                if bazel_target else "the package it belongs to")
+    return UserError(f"{where}: importing {what} failed: {detail}; the cause is in {culprit} "
+                     f"(module {module!r}), which the kernel's import runs, not in the kernel "
+                     f"file: fix that file or {provider}")
+
+
+@dataclass(frozen=True)
+class _Place:
+    """A line of a file found through an import root."""
+
+    file: str  # absolute
+    relative: str  # to its root, as messages name it
+    module: str
+    line: int
+
+
+def _raising_file(e: BaseException, roots: Sequence[str]) -> _Place | None:
+    """The innermost place of `e`'s traceback in a file found through `roots` (the kernel file
+    and the deps' files, not the toolchain's packages), or None."""
+    entries = sorted({os.path.abspath(p) for p in sys.path if p}, key=len, reverse=True)
+    root_set = {os.path.abspath(r) for r in roots}
+    places = [(f.filename, f.lineno) for f in traceback.extract_tb(e.__traceback__)]
+    if isinstance(e, SyntaxError) and e.filename:  # the file that does not parse is no frame
+        places.append((e.filename, e.lineno))
+    for filename, lineno in reversed(places):
+        file = os.path.abspath(filename)
+        entry = next((p for p in entries if file.startswith(p + os.sep)), None)
+        if entry is None or entry not in root_set:
+            continue
+        rel = Path(os.path.relpath(file, entry))
+        parts = rel.with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        return _Place(file, str(rel), module, lineno)
+    return None
 
 
 def _describe(e: BaseException, path: Path) -> str:
@@ -246,7 +314,8 @@ def _jit_types() -> tuple[type, type]:
     return JITFunction, KernelInterface
 
 
-def _find_kernel(module: Any, kernel_name: str, file_name: str) -> Any:
+def _find_kernel(module: Any, kernel_name: str, file_name: str,
+                 bazel_target: str | None = None) -> Any:
     jit_function, kernel_interface = _jit_types()
     obj = getattr(module, kernel_name, None)
     # @triton.autotune / @triton.heuristics wrap the JITFunction; AOT compiles the function
@@ -262,8 +331,34 @@ def _find_kernel(module: Any, kernel_name: str, file_name: str) -> Any:
                    if isinstance(value, (jit_function, kernel_interface)))
     listing = ", ".join(found) if found else "none"
     what = "is not a @triton.jit function" if hasattr(module, kernel_name) else "is not defined"
+    stand_in = None if found else _triton_stand_in(module)
+    if stand_in is not None:
+        name, value, origin = stand_in
+        where = f"{bazel_target}: attribute 'deps'" if bazel_target else "--kernel_name"
+        raise UserError(
+            f"{where}: {kernel_name!r} {what} in {file_name}, because the file's `{name}` is "
+            f"not Triton but {type(value).__name__} from {origin!r}: that module, which a dep "
+            "provides, switched Triton off while it was imported. The cause is in that dep, not "
+            "in the kernel file: give its py_library every file the package reads at import "
+            "(a wheel's .dist-info folder, which package metadata checks read, is a common "
+            "omission)")
     raise UserError(f"--kernel_name: {kernel_name!r} {what} in {file_name}; the @triton.jit "
                     f"functions there are: {listing}")
+
+
+def _triton_stand_in(module: Any) -> tuple[str, Any, str] | None:
+    """(name, value, its module) when the kernel module's `triton` or `tl` is something other
+    than Triton's own modules: a package that finds Triton unusable at import may bind a
+    placeholder instead (vLLM does), and then no function of the file is a JITFunction."""
+    for name in ("triton", "tl"):
+        value = vars(module).get(name)
+        if value is None:
+            continue
+        origin = (value.__name__ if isinstance(value, types.ModuleType)
+                  else type(value).__module__)
+        if origin != "triton" and not origin.startswith("triton."):
+            return name, value, origin
+    return None
 
 
 def kernel_wrappers(kernel: LoadedKernel) -> tuple:

@@ -96,7 +96,7 @@ def _arg(i: int, a: Any) -> Arg:
     ty = a.get("type")
     if not isinstance(ty, str):
         raise RecordError(f"malformed variant metadata: args[{i}] ({name}) has no string 'type'")
-    abi.check_c_identifier(name, "argument name")
+    abi.c_param_name(name)
     if signature.is_tensordesc(ty):
         return _tensordesc_arg(name, ty, a)
     if "tma" in a:
@@ -157,7 +157,7 @@ def _launch_args(value: Any, args: tuple[Arg, ...]) -> tuple[Arg, ...]:
                 "name", "type", "ctype"}:
             raise RecordError(f"launch_args[{i}] is not an object with 'name', 'type', 'ctype'")
         name, ty = a["name"], a.get("type")
-        abi.check_c_identifier(name, "launch argument name")
+        abi.c_param_name(name)
         if ty not in INT_TYPES:
             raise RecordError(f"launch argument {name!r}: type {ty!r} is not an integer type")
         if a.get("ctype") not in (None, abi.c_type(ty).ctype):
@@ -239,7 +239,7 @@ def _from_dict(d: dict) -> VariantRecord:
             if c_name in c_names or (c_name != a.name and c_name in seen):
                 raise RecordError(f"C parameter name {c_name!r} (of argument {a.name!r}) "
                                   "appears twice")
-            abi.check_c_identifier(c_name, "C parameter name")
+            abi.c_param_name(c_name)
             c_names.add(c_name)
     t = d["target"]
     if not isinstance(t, dict):

@@ -116,8 +116,9 @@ class Arg:
 
     @property
     def c_params(self) -> tuple[tuple[str, str], ...]:
-        """(C type, C name) of the C API parameters this argument is: one, or for a tensor
-        descriptor its base pointer, shape and strides (signature.tensordesc_c_names)."""
+        """(C type, name) of the C API parameters this argument is: one, or for a tensor
+        descriptor its base pointer, shape and strides (signature.tensordesc_c_names). The names
+        are the kernel's; generated C spells them as c_parts.c_params does (abi.c_param_name)."""
         if self.is_tensordesc:
             rank = self.desc.rank
             names = signature.tensordesc_c_names(self.name, rank)

@@ -128,18 +128,20 @@ def _display_label(label):
     repo = "@" + label.workspace_name if label.workspace_name else ""
     return "{}//{}:{}".format(repo, label.package, label.name)
 
-def check_kernel_import(ctx, toolchain, *, source, target, worker):
+def check_kernel_import(ctx, toolchain, *, source, target, algo, worker):
     """One TritonImport action: imports the kernel once, before any variant compiles.
 
     Every TritonCompile action takes its output, so a kernel file that does not import (a
-    missing dep, an error at module level) fails this one action, with one error, instead of
-    once per variant.
+    missing dep, an error at module level, a dep that switched Triton off) or whose parameters
+    the signature does not fit fails this one action, with one error, instead of once per
+    variant.
 
     Args:
       ctx: the rule context.
       toolchain: the `TritonToolchainInfo`.
       source: the `kernel_source` struct.
       target: the target the kernel is imported for ("cuda:90").
+      algo: an algo of the library (check_algos): its signature is bound to the parameters.
       worker: whether to run in a persistent worker (the compile tool's).
 
     Returns:
@@ -150,6 +152,7 @@ def check_kernel_import(ctx, toolchain, *, source, target, worker):
     add_kernel_source_args(ctx, toolchain, args, source)
     args.add(ctx.attr.kernel, format = "--kernel_name=%s")
     args.add(target, format = "--target=%s")
+    _add_signature_args(args, algo)
     args.add(out, format = "--out_params=%s")
     run_triton_tool(
         ctx,
@@ -163,6 +166,12 @@ def check_kernel_import(ctx, toolchain, *, source, target, worker):
         execution_requirements = _worker_requirements(worker),
     )
     return out
+
+def _add_signature_args(args, algo):
+    # the library's signature with this algo's values in its {CONSTEXPR} placeholders
+    args.add(algo["signature"], format = "--signature=%s")
+    if algo["constexprs"]:
+        args.add(",".join(["{}={}".format(k, v) for k, v in algo["constexprs"].items()]), format = "--constexprs=%s")
 
 def _worker_requirements(worker):
     return {"supports-workers": "1", "requires-worker-protocol": "json"} if worker else None
@@ -197,12 +206,9 @@ def compile_variant(ctx, toolchain, *, source, kernel_params, variant, worker):
     add_kernel_source_args(ctx, toolchain, args, source)
     args.add(ctx.attr.kernel, format = "--kernel_name=%s")
 
-    # the library's signature with this algo's values in its {CONSTEXPR} placeholders
-    args.add(algo["signature"], format = "--signature=%s")
+    _add_signature_args(args, algo)
     if variant.hints:
         args.add(variant.hints, format = "--hints=%s")
-    if algo["constexprs"]:
-        args.add(",".join(["{}={}".format(k, v) for k, v in algo["constexprs"].items()]), format = "--constexprs=%s")
     args.add(algo["grid"], format = "--grid=%s")
     if variant.launch_args:
         args.add(variant.launch_args, format = "--launch_args=%s")

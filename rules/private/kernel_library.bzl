@@ -80,7 +80,7 @@ def _triton_kernel_library_impl(ctx):
     # library of one variant needs no separate import (its compile is that one action).
     kernel_params = None
     if len(variants) > 1:
-        kernel_params = check_kernel_import(ctx, toolchain, source = source, target = targets[0], worker = worker)
+        kernel_params = check_kernel_import(ctx, toolchain, source = source, target = targets[0], algo = variants[0].algo, worker = worker)
 
     metadata, sass_files = [], []
     ir = {group: [] for group in IR_GROUPS + HIP_IR_GROUPS}

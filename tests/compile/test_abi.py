@@ -52,18 +52,36 @@ def test_no_abi(t):
         abi.c_type(t)
 
 
-@pytest.mark.parametrize("name", ["int", "float", "class", "new", "default", "__x", "_Bool",
-                                  "NULL", "int32_t", "CUstream", "trt_x", "CUDA_VERSION",
-                                  "CU_X"])
-def test_reserved_parameter_names(name):
-    with pytest.raises(UserError, match="cannot be used as a C parameter name"):
-        abi.check_c_parameter_name(name)
+AWKWARD_NAMES = ["int", "float", "class", "new", "default", "__x", "_Bool", "NULL", "int32_t",
+                 "CUstream", "trt_x", "TRT_X", "CUDA_VERSION", "CU_X", "CU_SEQLENS",
+                 "RULES_TRITON_X", "EXIT_SUCCESS"]
+
+
+@pytest.mark.parametrize("name", AWKWARD_NAMES)
+def test_awkward_parameter_names_are_renamed_in_c(name):
+    abi.check_c_parameter_name(name)
+    assert abi.c_param_name(name) == "trt_" + name
 
 
 @pytest.mark.parametrize("name", ["x_ptr", "n", "BLOCK", "_x", "stream", "algo_id", "M",
-                                  "cuda_x", "trt"])
+                                  "cuda_x", "trt", "cu_seqlens"])
 def test_ordinary_parameter_names(name):
     abi.check_c_parameter_name(name)
+    assert abi.c_param_name(name) == name
+
+
+def test_c_parameter_names_never_clash():
+    """A renamed name cannot meet a kept one, or another renamed one: the one that would be
+    trt_int is renamed itself."""
+    names = AWKWARD_NAMES + ["trt_int", "trt_trt_x", "x", "trt_CU_X"]
+    c_names = [abi.c_param_name(n) for n in names]
+    assert len(set(c_names)) == len(names)
+
+
+@pytest.mark.parametrize("name", ["n\u00e4me", "a b", ""])
+def test_parameter_names_outside_c_syntax(name):
+    with pytest.raises(UserError, match="is not a valid C identifier"):
+        abi.check_c_parameter_name(name)
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")

@@ -419,6 +419,31 @@ def test_package_kernel_with_relative_import(tmp_path):
     assert "aot_test_pkg" not in sys.modules and "aot_test_pkg.ops" not in sys.modules
 
 
+def test_kernel_in_a_deps_package_is_imported_once(tmp_path):
+    """A srcs file under a dep's `imports` root gets the name its package gives it: with the
+    roots `.` and `lib` (as the rule passes them), lib/mypkg/kern.py is `mypkg.kern`, not
+    `lib.mypkg.kern` as well (module-level side effects, such as registering a torch op, would
+    run twice)."""
+    from triton_aot.kernel_loader import load_kernel
+    pkg = tmp_path / "lib" / "mypkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from mypkg import kern  # noqa: F401\n")
+    (pkg / "kern.py").write_text(
+        "import sys\n"
+        "sys.__dict__.setdefault('_rules_triton_kern_names', []).append(__name__)\n"
+        + (KERNELS / "add.py").read_text())
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        with load_kernel("lib/mypkg/kern.py", "add_kernel", [".", "lib"]) as kernel:
+            assert kernel.name == "add_kernel"
+            assert sys._rules_triton_kern_names == ["mypkg.kern"]
+    finally:
+        os.chdir(cwd)
+        sys.__dict__.pop("_rules_triton_kern_names", None)
+    assert "mypkg" not in sys.modules and "mypkg.kern" not in sys.modules
+
+
 def test_kernel_named_like_its_package(tmp_path):
     """kernels/kernels.py with --import_path=. : the kernel's own folder must not shadow the
     package `kernels` (it used to fail with "No module named 'kernels.kernels'")."""

@@ -93,8 +93,6 @@ def test_launch_args():
     ("M: i32", "'M' is already a parameter of the kernel"),
     ("BLOCK: i32", "'BLOCK' is already a parameter of the kernel"),
     ("n: i32, n: i64", "'n' is given twice"),
-    ("int: i32", "cannot be a C parameter name"),
-    ("trt_x: i32", "cannot be a C parameter name"),
     ("stream: i64", "is a parameter of the C API itself"),
     ("algo_id: i32", "is a parameter of the C API itself"),
     ("NUM_SMS: i32", "is a device attribute"),
@@ -105,6 +103,16 @@ def test_launch_args_rejected(text, culprit):
         parse_launch_args(text, SIG)
     assert culprit in str(info.value)
     assert str(info.value).startswith("--launch_args")
+
+
+def test_awkward_names_are_their_c_names_in_the_grid():
+    """Names C cannot use (a keyword, a cuda.h prefix) are read through their C names."""
+    sig = bind(parse_signature("i32, i32"), [ParamInfo("int", False), ParamInfo("CU_N", False)],
+               {}, {}, "k")
+    la = parse_launch_args("default: i32", sig)
+    assert parse_grid("cdiv(int, 64), CU_N, default", sig, la).c == (
+        "trt_grid_cdiv((int64_t)trt_int, (int64_t)64)", "(int64_t)trt_CU_N",
+        "(int64_t)trt_default")
 
 
 def test_kernel_parameter_named_like_a_device_attribute():

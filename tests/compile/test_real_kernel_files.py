@@ -269,6 +269,19 @@ def test_import_check_fails_like_a_compile(tmp_path):
     assert not (tmp_path / "p.json").exists()
 
 
+def test_import_check_binds_the_signature(tmp_path):
+    """With the algo's signature, the import check refuses one that does not fit the kernel,
+    in the BUILD's terms: once per library, before any variant compiles."""
+    proc = tool([f"--kernel_path={KERNELS / 'add.py'}", "--kernel_name=add_kernel",
+                 "--target=cuda:90", "--signature=*fp32, *fp32, *fp32, i32, i32",
+                 "--bazel_target=//kernels:add", f"--out_params={tmp_path / 'p.json'}"])
+    message = assert_one_error_line(proc)
+    assert message.startswith("error: //kernels:add: attribute 'signature': entry 5 (parameter "
+                              "'BLOCK'): 'BLOCK' is tl.constexpr"), message
+    assert "pass BLOCK=VALUE in attribute 'algos'" in message and "--" not in message
+    assert not (tmp_path / "p.json").exists()
+
+
 # --------------------------------------------------------------------------- environment
 
 

@@ -232,11 +232,14 @@ def test_bind_float_hint_by_name():
         bind(parse_signature("fp32"), params, parse_hints("alpha:16"), {}, "k")
 
 
-def test_bind_rejects_c_keywords():
-    with pytest.raises(UserError, match="'int' cannot be used as a C parameter name"):
-        bind(parse_signature("i32"), (ParamInfo("int", False),), {}, {}, "k")
+def test_bind_takes_c_keywords():
+    # generated C renames them (abi.c_param_name); only names outside C's syntax are refused
+    assert bind(parse_signature("i32"), (ParamInfo("int", False),), {}, {}, "k").args[0].name \
+        == "int"
+    with pytest.raises(UserError, match="'n\u00e4' is not a valid C identifier"):
+        bind(parse_signature("i32"), (ParamInfo("n\u00e4", False),), {}, {}, "k")
     # constexprs never reach C, so their names are free
-    bind(parse_signature("4"), (ParamInfo("int", True, "constexpr"),), {}, {}, "k")
+    bind(parse_signature("4"), (ParamInfo("n\u00e4", True, "constexpr"),), {}, {}, "k")
 
 
 def test_bind_checks_annotations():

@@ -12,6 +12,7 @@ import concurrent.futures
 import copy
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -165,6 +166,10 @@ def test_case(case, results):
         fragment = _subst(fragment, r["dirs"])
         assert fragment in stderr, f"missing {fragment!r}" + where + pending
     assert r["outputs"] == [], f"wrote outputs {r['outputs']} despite the error"
+    target = case.flags.get("bazel_target")
+    if target:  # an action of a rule: the target and its attributes, never the tool's flags
+        assert stderr.startswith(f"error: {target}: attribute '"), where
+        assert not re.search(r"--[a-z]", stderr), "names a tool flag" + where
 
 
 @pytest.mark.parametrize("case_id", ["kernel_unknown_name", "grid_injection"])

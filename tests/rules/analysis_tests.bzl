@@ -50,6 +50,11 @@ def _actions_test_impl(ctx):
         asserts.equals(env, 1, len(_flag_values(action, "env_fingerprint")), "checks its environment")
     asserts.equals(env, 8, counts.get("TritonSass", 0))
 
+    # The import check binds algo 0's signature: a signature that fits no variant is one error.
+    algo0 = [a for a in _compile_actions(env) if _flag_values(a, "algo_index") == ["0"]][0]
+    for flag in ("signature", "constexprs"):
+        asserts.equals(env, _flag_values(algo0, flag), _flag_values(check, flag), "the import check's --" + flag)
+
     # The library's one C file; the runtime is compiled once, by //runtime, not per library.
     asserts.equals(env, 1, counts.get("CppCompile", 0), "one translation unit per library")
     return analysistest.end(env)

@@ -26,8 +26,8 @@ def wide_kernel(x_ptr, n: tl.int64):
 
 
 @triton.jit
-def reserved_kernel(x_ptr, trt_n):
-    tl.store(x_ptr, trt_n)
+def non_ascii_kernel(x_ptr, nä):
+    tl.store(x_ptr, nä)
 
 
 @triton.jit

@@ -1,0 +1,2 @@
+"""A kernel file that imports a dep whose __init__ raises."""
+import broken_dep  # noqa: F401
