@@ -119,10 +119,14 @@ def shape_text(shape) -> str:
 
 
 def tuning_points(inputs) -> set:
-    """The key values of every tuning call in the inputs file's SHAPES (an entry may carry a
-    layout after the key: whatever the layout, its key values count as tuned)."""
+    """The key values of every tuning call: the entries of the inputs file's SHAPES and of any
+    other upper-case list named *SHAPES (an entry may carry a layout after the key: whatever
+    the layout, its key values count as tuned)."""
     n = len(inputs.KEY)
-    return {tuple(s[:n]) for s in inputs.SHAPES}
+    lists = [v for k, v in vars(inputs).items()
+             if k.isupper() and k.endswith("SHAPES") and isinstance(v, (list, tuple))]
+    return {tuple(s[:n]) for entries in lists for s in entries
+            if isinstance(s, (list, tuple)) and len(s) >= n}
 
 
 def make_args(inputs, torch, dtype, shape, layout):

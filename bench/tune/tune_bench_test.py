@@ -19,6 +19,7 @@ spec.loader.exec_module(tb)
 INPUTS_TEXT = '''
 KEY = ("M", "N", "K")
 SHAPES = [(1, 1024, 4096), (16, 4096, 4096)] + [(m, 7, 9, "nt") for m in (1, 2)]
+NT_SHAPES = [(3, 7, 9)]  # another list of tuning calls
 DTYPES = {"mm": "float16"}
 def make_args(torch, dtype, M, N, K):
     return ["a", "b", "c", M, N, K]
@@ -48,10 +49,11 @@ def test_evaluation_shapes_are_stratified_seeded_and_never_tuning_points(tmp_pat
     assert {e["layout"] for e in by["random-nn"]} == {"nn"}
     # (1, 1024, 4096) is Llama-3-8B k/v at M = 1: a tuning point, redrawn; the layout-tagged
     # entries count as tuning points too
-    assert tb.tuning_points(inputs) == {(1, 1024, 4096), (16, 4096, 4096), (1, 7, 9), (2, 7, 9)}
+    assert tb.tuning_points(inputs) == {(1, 1024, 4096), (16, 4096, 4096), (1, 7, 9), (2, 7, 9),
+                                        (3, 7, 9)}
     assert tb.leak_check(entries, inputs)["leaked"] == []
     leaked = tb.leak_check([{"shape": (2, 7, 9)}], inputs)
-    assert leaked == {"shapes": 1, "tuning_points": 4, "leaked": [[2, 7, 9]]}
+    assert leaked == {"shapes": 1, "tuning_points": 5, "leaked": [[2, 7, 9]]}
     # --max-shapes cuts every stratum alike
     cut = tb.plan(tb.Matmul, inputs, max_shapes=9)
     assert [e["stratum"] for e in cut] == ["llm", "random-nt", "random-nn"] * 3
