@@ -148,20 +148,9 @@ class Driver:
         return f"CUresult {code}"
 
 
-def time_launches(torch, launch, reps: int, target_us: float = 200.0) -> float:
-    """Median microseconds per launch of `launch(stream)`: `reps` replays of a CUDA graph of a
-    batch of back-to-back launches (sized to ~target_us of GPU time), between CUDA events, so
-    the host's launch cost (Python, ctypes) never shows; plain launches between events when the
-    launch cannot be captured."""
-    stream = torch.cuda.current_stream()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record(stream)
-    launch(stream.cuda_stream)
-    end.record(stream)
-    end.synchronize()
-    one = max(start.elapsed_time(end) * 1000.0, 1.0)
-    batch = max(1, min(200, int(target_us / one)))
-    graph = None
+def capture_launches(torch, launch, batch: int):
+    """A CUDA graph of `batch` back-to-back `launch(stream)` calls, replayed once (its upload);
+    None when the launch cannot be captured."""
     try:
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
@@ -170,11 +159,23 @@ def time_launches(torch, launch, reps: int, target_us: float = 200.0) -> float:
                 launch(capture.cuda_stream)
         graph.replay()
         torch.cuda.synchronize()
+        return graph
     except RuntimeError:
-        graph = None
         torch.cuda.synchronize()
+        return None
+
+
+def replay_times(torch, graph, launch, batch: int, reps: int, busy_cycles: int = 0) -> list:
+    """Microseconds per launch of `reps` replays of `graph` (without one, `batch` plain launches),
+    each between CUDA events. With busy_cycles, each replay is queued behind a GPU busy-wait of
+    that many cycles, long enough for the host to queue the start event and the replay before
+    the GPU reaches them: the events then time the GPU's work alone, with no launch gap."""
+    stream = torch.cuda.current_stream()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
     for _ in range(reps):
+        if busy_cycles:
+            torch.cuda._sleep(busy_cycles)
         start.record(stream)
         if graph is not None:
             graph.replay()
@@ -184,7 +185,20 @@ def time_launches(torch, launch, reps: int, target_us: float = 200.0) -> float:
         end.record(stream)
         end.synchronize()
         times.append(start.elapsed_time(end) * 1000.0 / batch)
-    return statistics.median(times)
+    return times
+
+
+def time_launches(torch, launch, reps: int, target_us: float = 200.0) -> float:
+    """Median microseconds per launch of `launch(stream)`: `reps` replays of a CUDA graph of a
+    batch of back-to-back launches (sized to ~target_us from one launch's time, host included),
+    between CUDA events, so the host's launch cost (Python, ctypes) never shows; plain launches
+    between events when the launch cannot be captured. The algos of one library share one launch
+    path, so the batch sizes they get are alike (the benchmark, which compares launch paths, gives
+    every method one batch instead: bench/tune/tune_bench.py)."""
+    one = max(replay_times(torch, None, launch, 1, 1)[0], 1.0)
+    batch = max(1, min(200, int(target_us / one)))
+    graph = capture_launches(torch, launch, batch)
+    return statistics.median(replay_times(torch, graph, launch, batch, reps))
 
 
 def measure_algo(torch, lib: Library, driver: Driver, stream: int, cargs: list, algo: int,
