@@ -8,12 +8,14 @@ driver at $RULES_TRITON_REAL_LIBCUDA and records the FNV-1a-64 hash of every loa
 which module each launch came from. This program (no torch: torch would load the driver
 itself) opens the shim first, then the real driver by its absolute path for its own setup
 (primary context, memory; one driver instance), loads the library packed by tools/tune, and for
-every tuned point of this GPU's SM plus points between them calls NAME_auto with row-major,
-16-byte aligned operands, and shapes off the grid (N or K not divisible by 16, odd M); the
-launched cubin must be NAME_a<algo>_s<spec>_sm<target> with algo = the table's choice for the
-call's hint class (triton_aot.tuning.lookup, the reference of the C lookup) and spec the
-variant compiled for exactly the call's JIT hint pattern (triton_aot.call_hints): with K % 16
-!= 0 that is still a variant with aligned pointers and unit strides, never the generic one.
+every tuned point of this GPU's SM (in the layout it was tuned in) plus points between them
+calls NAME_auto with 16-byte aligned operands in every layout (row-major or transposed A and B;
+B = W.t() is torch.nn.Linear's), and shapes off the grid (N or K not divisible by 16, odd M);
+the launched cubin must be NAME_a<algo>_s<spec>_sm<target> with algo = the table's choice for
+the call's hint class (triton_aot.tuning.lookup, the reference of the C lookup) and spec the
+most specific variant that has that algo and whose hints the call has (triton_aot.call_hints):
+with K % 16 != 0 that is still a variant with aligned pointers and unit strides, never the
+generic one.
 
 Usage (tests/gpu_tune/run.sh sets the environment):
     tuned_choice.py PACK_DIR...      (.gpu/tune/NAME folders of tools/tune, with cubins/)
@@ -52,6 +54,23 @@ def fnv1a64(data: bytes) -> int:
     for b in data:
         h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
     return h
+
+
+# How A and B lie in memory (examples/kernels/matmul_tuning.py's make_args): n, row-major; t,
+# the transpose of a row-major matrix (B = W.t() with W [N, K] is torch.nn.Linear's layout).
+LAYOUTS = ("nn", "nt", "tn", "tt")
+
+
+def strides(layout: str, M: int, N: int, K: int) -> tuple[int, int, int, int]:
+    """stride_am, stride_ak, stride_bk, stride_bn of contiguous operands in `layout`."""
+    return ((K, 1) if layout[0] == "n" else (1, M)) + ((N, 1) if layout[1] == "n" else (1, K))
+
+
+def layout_of(hints: str | None) -> str:
+    """The layout a tuned point's call had, read off its variant's unit-stride hints."""
+    h = set((hints or "").split())
+    return (("t" if "stride_am:1" in h and "stride_ak:1" not in h else "n")
+            + ("t" if "stride_bk:1" in h and "stride_bn:1" not in h else "n"))
 
 
 def say(msg: str) -> None:
@@ -169,7 +188,9 @@ def main(argv: list[str]) -> int:
         # the default algo: what the library answers for an SM no table has
         default = auto_algo(1, 16, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1, 1)
         dev = table.device(sm)
-        points = [p.key for p in dev.points] if dev else []
+        # each tuned point in the layout it was tuned in (its hints say which), then shapes
+        # between and off the points in every layout
+        points = [(*p.key, layout_of(p.hints)) for p in dev.points] if dev else []
         if not points:
             say(f"{name}: the table has no points for sm_{sm}: checking the default algo "
                 f"{default} only")
@@ -179,17 +200,23 @@ def main(argv: list[str]) -> int:
         # off the grid: K % 16 != 0 with aligned row-major operands, N % 16 != 0, odd M
         between += [(3000, 1000, 1999), (1000, 3000, 1500), (777, 4096, 1000), (5, 1000, 2049),
                     (1, 4096, 1000), (3000, 1000, 2000), (1536, 8960, 1537)]
+        between = [(*s, layout) for s in between for layout in LAYOUTS]
         targets = sorted({int(c.rsplit("_sm", 1)[1]) for cs in cubins.values() for c in cs})
         target = max(t for t in targets if t <= sm) if any(t <= sm for t in targets) else None
         # keep the operands affordable: every shape's A, B and C fit in 1.5 GiB
         shapes = [s for s in points + between if 2 * (s[0] * s[2] + s[2] * s[1] + s[0] * s[1])
                   <= 1.5 * 2 ** 30]
-        for M, N, K in shapes:
+        order = call_hints.dispatch_order({call_hints.of_record(r) for r in records},
+                                          records[0].c_args)
+        for M, N, K, layout in shapes:
             a, b, c = alloc(2 * M * K), alloc(2 * K * N), alloc(2 * M * N)
-            args = (a, b, c, M, N, K, K, 1, N, 1, N, 1)
+            args = (a, b, c, M, N, K, *strides(layout, M, N, K), N, 1)
             jit = call_hints.of_call(records[0], args)
             want_algo = tuning.lookup(table, sm, (M, N, K), default, call_hints.spelling(jit))
-            want = symbol_of.get((want_algo, jit, target), f"<no variant for {jit}>")
+            # the most specific variant whose hints the call has and that has the algo
+            spec = next((h for h in order if set(h) <= set(jit)
+                         and (want_algo, h, target) in symbol_of), None)
+            want = symbol_of.get((want_algo, spec, target), f"<no variant for {jit}>")
             before = shim.recorder_num_launches()
             r = auto(None, *args)
             if not fake:
@@ -206,7 +233,7 @@ def main(argv: list[str]) -> int:
             got = " = ".join(got)
             passed += ok
             failed += not ok
-            say(f"{name} {M}x{N}x{K} -> {got} (expected {want}; {name}_auto_algo {c_algo}; "
+            say(f"{name} {M}x{N}x{K} {layout} -> {got} (expected {want}; {name}_auto_algo {c_algo}; "
                 f"CUresult {r}): {'PASS' if ok else 'FAIL'}")
             if not fake:
                 for p in (a, b, c):
