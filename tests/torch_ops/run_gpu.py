@@ -161,6 +161,35 @@ def main():
         return close(ns.softmax(x), torch.softmax(x, dim=1), atol=1e-6, rtol=1e-5)
     check("softmax strided rows", softmax_rows_slice)
 
+    # --- scale: algo_id before a defaulted argument; scale_head: a SymInt argument -----------
+    def scale_algos():
+        x = torch.randn(1000, device=dev)
+        bad = [f"algo {algo}, alpha {alpha}: {r}" for algo in (0, 1) for alpha in (None, 0.5)
+               for r in [close(ns.scale(x, algo) if alpha is None else ns.scale(x, algo, alpha),
+                               x * (1.0 if alpha is None else alpha), atol=0, rtol=0)]
+               if r is not True]
+        return True if not bad else "; ".join(bad)
+    check("scale every algo, alpha defaulted and given", scale_algos)
+
+    def scale_head_symint():
+        # SymInt n arrives in the C++ as the int64 it carries (torch's stable ABI)
+        x = torch.randn(1000, device=dev)
+        return close(ns.scale_head(x, 333, 3.0), x[:333] * 3.0, atol=0, rtol=0)
+    check("scale_head SymInt argument eager", scale_head_symint)
+
+    def scale_head_dynamic():
+        # a dynamic size flows into the SymInt argument: one graph for every length
+        f = torch.compile(lambda x: ns.scale_head(x, x.size(0) // 2) + 1, fullgraph=True,
+                          dynamic=True)
+        bad = []
+        for n in (64, 100, 1001):
+            x = torch.randn(n, device=dev)
+            r = close(f(x), x[:n // 2] + 1, atol=1e-6, rtol=1e-6)
+            if r is not True:
+                bad.append(f"{n}: {r}")
+        return True if not bad else "; ".join(bad)
+    check("scale_head torch.compile dynamic=True (inductor)", scale_head_dynamic)
+
     # --- Liger-Kernel corpus: rms_norm, swiglu ----------------------------------------------
     def rms_ref(x, w, eps):
         rstd = torch.rsqrt(x.pow(2).mean(-1) + eps)
