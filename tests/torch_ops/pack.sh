@@ -29,10 +29,12 @@ cd "$repo"
 "$bazel" build "$@" "${targets[@]}"
 execroot=$("$bazel" info "$@" execution_root 2>/dev/null)
 [[ -d "$execroot" ]] || die "Bazel's execution root $execroot is not visible from here"
+query="${targets[0]}"
+for t in "${targets[@]:1}"; do query+=" + $t"; done
 files=()
 while IFS= read -r f; do
   files+=("$execroot/$f")
-done < <("$bazel" cquery "$@" --output=files "${targets[@]}" 2>/dev/null)
+done < <("$bazel" cquery "$@" --output=files "$query" 2>/dev/null)
 built=()
 for name in "${names[@]}"; do
   for want in "$name.py" "lib$name.so"; do
