@@ -11,6 +11,11 @@ types and hints), binds every C parameter to an expression over the op's argumen
 - one Python module that loads the shared object and registers the fake (meta) implementations,
   so eager mode, torch.compile and torch.export see ordinary ops.
 
+Argument types: `Tensor`, `int` (`SymInt` in the schema: a size taken from a dynamic dimension
+stays symbolic under torch.export and torch.compile), `static int` (`int`: the value is
+specialized, for arguments that are never sizes), `float`, `bool`. `entry = "algo"` adds
+`int algo_id` after the arguments without a default and before those with one.
+
 The expression language (bindings, output shapes, checks) is Python syntax over the op's
 arguments: `a.size(0)`, `a.stride(-1)`, `a.numel()`, `a.dim()`, scalar arguments, integer and
 float literals, `+ - * // % ( )`, `cdiv(x, y)`, `min(x, y)`, `max(x, y)`, and in checks
@@ -21,6 +26,8 @@ from __future__ import annotations
 
 import ast
 import json
+import keyword
+import math
 import re
 import sys
 from dataclasses import dataclass, field
@@ -63,6 +70,12 @@ FLOAT_CTYPES = ("float", "double")
 
 SCALAR_KINDS = {"Tensor": None, "int": "int64_t", "float": "double", "bool": "bool"}
 
+# Argument names the generated code cannot take. Its C++ names arguments `t_NAME` (tensors) and
+# `v_NAME` (scalars), clear of C++ keywords and its own locals; in Python an argument is named
+# as declared, so a keyword, `torch` and `_`-prefixed names (the module's helpers) would break
+# the fake implementation; `out` and `self` have meanings in torch schemas.
+_RESERVED_ARGS = ("torch", "out", "self")
+
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -71,6 +84,13 @@ class Arg:
     name: str
     kind: str  # Tensor, int, float, bool
     default: Optional[str] = None
+    static: bool = False  # an int the schema types `int` (specialized), not `SymInt`
+
+    @property
+    def schema_type(self) -> str:
+        if self.kind == "int" and not self.static:
+            return "SymInt"
+        return self.kind
 
 
 @dataclass
@@ -128,7 +148,7 @@ class _Expr:
         except SyntaxError as e:
             raise _fail(op, f"{what}: cannot parse {text!r}: {e.msg}") from None
         self.cc = self._cc(tree, boolean)
-        self.py = self._py(tree)
+        self.py = self._py(tree, boolean)
 
     def _err(self, problem: str) -> UserError:
         return _fail(self.op, f"{self.what}: {self.text!r}: {problem}")
@@ -182,8 +202,8 @@ class _Expr:
                 return f"std::{node.func.id}<int64_t>({a}, {b})"
             tensor, method, index = self._tensor_call(node)
             if method in ("numel", "dim"):
-                return f"{tensor}.{method}()"
-            return f"{tensor}.{method}({index})"
+                return f"t_{tensor}.{method}()"
+            return f"t_{tensor}.{method}({index})"
         if isinstance(node, ast.UnaryOp):
             if isinstance(node.op, ast.USub):
                 return f"(-{c(node.operand)})"
@@ -211,16 +231,59 @@ class _Expr:
             return "(" + " && ".join(parts) + ")"
         raise self._err(f"{type(node).__name__} is not part of the expression language")
 
-    def _py(self, node: ast.AST) -> str:
-        # Python evaluates the same syntax; `/` on sizes means integer division, as in C++.
-        class Floor(ast.NodeTransformer):
+    def _py(self, node: ast.AST, boolean: bool) -> str:
+        # Python evaluates the same syntax over fake tensors, whose sizes may be symbolic, with
+        # no guard on them: `/` on sizes means integer division, as in C++; cdiv, min, max,
+        # `and`, `or`, `not` and chained comparisons are the generated module's helpers (the
+        # builtins would turn a symbolic size into a constant); a number used as a condition
+        # means `!= 0`, as in C++.
+        def cond(n: ast.AST) -> ast.AST:
+            if isinstance(n, ast.Compare) or \
+                    (isinstance(n, ast.Call) and getattr(n.func, "id", "") in _PY_LOGIC) or \
+                    (isinstance(n, ast.Constant) and isinstance(n.value, bool)):
+                return n
+            return ast.Compare(n, [ast.NotEq()], [ast.Constant(0)])
+
+        def helper(name: str, operands: list[ast.AST]) -> ast.Call:
+            return ast.Call(ast.Name(name, ast.Load()), operands, [])
+
+        class ToPython(ast.NodeTransformer):
             def visit_BinOp(self, n: ast.BinOp) -> ast.AST:
                 self.generic_visit(n)
                 if isinstance(n.op, ast.Div):
                     n.op = ast.FloorDiv()
                 return n
 
-        return ast.unparse(Floor().visit(ast.parse(ast.unparse(node), mode="eval")))
+            def visit_Call(self, n: ast.Call) -> ast.AST:
+                self.generic_visit(n)
+                if isinstance(n.func, ast.Name) and n.func.id in _PY_FUNCTIONS:
+                    n.func = ast.Name(_PY_FUNCTIONS[n.func.id], ast.Load())
+                return n
+
+            def visit_BoolOp(self, n: ast.BoolOp) -> ast.AST:
+                self.generic_visit(n)
+                return helper("_and" if isinstance(n.op, ast.And) else "_or",
+                              [cond(v) for v in n.values])
+
+            def visit_UnaryOp(self, n: ast.UnaryOp) -> ast.AST:
+                self.generic_visit(n)
+                return helper("_not", [cond(n.operand)]) if isinstance(n.op, ast.Not) else n
+
+            def visit_Compare(self, n: ast.Compare) -> ast.AST:
+                self.generic_visit(n)
+                if len(n.ops) == 1:
+                    return n
+                lefts = [n.left] + n.comparators[:-1]
+                return helper("_and", [ast.Compare(a, [o], [b]) for a, o, b in
+                                       zip(lefts, n.ops, n.comparators)])
+
+        tree = ToPython().visit(ast.parse(ast.unparse(node), mode="eval")).body
+        return ast.unparse(cond(tree) if boolean else tree)
+
+
+# The expression language's functions -> the generated module's helpers (PY_TEMPLATE).
+_PY_FUNCTIONS = {"cdiv": "_cdiv", "min": "_min", "max": "_max"}
+_PY_LOGIC = ("_and", "_or", "_not")  # `and`, `or`, `not`
 
 
 def _const_int(node: ast.AST) -> Optional[int]:
@@ -256,29 +319,57 @@ def parse_header(text: str) -> dict[str, list[CParam]]:
 def _parse_args(op: str, specs: list[str]) -> list[Arg]:
     args = []
     for spec in specs:
-        m = re.match(r"^\s*([A-Za-z_]\w*)\s*(?::\s*(\w+))?\s*(?:=\s*(\S.*?))?\s*$", spec)
+        m = re.match(r"^\s*([A-Za-z_]\w*)\s*(?::\s*(static\s+)?(\w+))?\s*(?:=\s*(\S.*?))?\s*$", spec)
         if not m:
-            raise _fail(op, f"args: {spec!r} is not 'NAME', 'NAME: TYPE' or 'NAME: TYPE = DEFAULT'")
-        name, kind, default = m.group(1), m.group(2) or "Tensor", m.group(3)
+            raise _fail(op, f"attribute 'args': {spec!r} is not 'NAME', 'NAME: TYPE' or "
+                            "'NAME: TYPE = DEFAULT'")
+        name, static, kind, default = m.group(1), bool(m.group(2)), m.group(3) or "Tensor", m.group(4)
         if kind not in SCALAR_KINDS:
-            raise _fail(op, f"args: {spec!r}: type {kind!r} is not one of Tensor, int, float, bool")
+            raise _fail(op, f"attribute 'args': {spec!r}: type {kind!r} is not one of Tensor, int, "
+                            "static int, float, bool")
+        if static and kind != "int":
+            raise _fail(op, f"attribute 'args': {spec!r}: only an int can be static (a {kind} is "
+                            "never symbolic)")
         if default is not None:
-            if kind == "Tensor":
-                raise _fail(op, f"args: {spec!r}: a Tensor argument cannot have a default")
-            try:
-                value = ast.literal_eval(default)
-            except (ValueError, SyntaxError):
-                raise _fail(op, f"args: {spec!r}: the default must be a literal") from None
-            ok = {"int": (int,), "float": (int, float), "bool": (bool,)}[kind]
-            if not isinstance(value, ok) or (kind != "bool" and isinstance(value, bool)):
-                raise _fail(op, f"args: {spec!r}: the default is not a {kind}")
-            default = repr(value) if kind != "bool" else ("True" if value else "False")
+            default = _default(op, spec, kind, default)
+        elif args and args[-1].default is not None:
+            raise _fail(op, f"attribute 'args': {name!r} has no default but follows "
+                            f"{args[-1].name!r}, which has one: put the arguments with defaults last")
         if name in [a.name for a in args]:
-            raise _fail(op, f"args: {name!r} appears twice")
-        if name.startswith("v_") or name in ("stream", "out", "self"):
-            raise _fail(op, f"args: {name!r} is a reserved name")
-        args.append(Arg(name, kind, default))
+            raise _fail(op, f"attribute 'args': {name!r} appears twice")
+        if keyword.iskeyword(name) or name in _RESERVED_ARGS or name.startswith("_"):
+            raise _fail(op, f"attribute 'args': {name!r} is reserved (Python keywords, "
+                            f"{', '.join(map(repr, _RESERVED_ARGS))} and names starting with '_'): "
+                            "rename the argument")
+        args.append(Arg(name, kind, default, static))
     return args
+
+
+def _default(op: str, spec: str, kind: str, text: str) -> str:
+    """The default as the schema and Python both write it; UserError when it is not a `kind`."""
+    if kind == "Tensor":
+        raise _fail(op, f"attribute 'args': {spec!r}: a Tensor argument cannot have a default")
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise _fail(op, f"attribute 'args': {spec!r}: the default must be a literal") from None
+    ok = {"int": (int,), "float": (int, float), "bool": (bool,)}[kind]
+    if not isinstance(value, ok) or (kind != "bool" and isinstance(value, bool)):
+        raise _fail(op, f"attribute 'args': {spec!r}: the default is not a {kind}")
+    if kind == "bool":
+        return "True" if value else "False"
+    if kind == "float":
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
+        if not math.isfinite(number):
+            raise _fail(op, f"attribute 'args': {spec!r}: the default must be a finite float")
+        return repr(number)
+    lo, hi = INT_RANGES["int64_t"]
+    if not lo <= value <= hi:
+        raise _fail(op, f"attribute 'args': {spec!r}: the default does not fit an int64")
+    return repr(value)
 
 
 def _record_types(records: list[dict]) -> tuple[dict[str, str], list[list[tuple[str, int]]]]:
@@ -329,8 +420,12 @@ def build_op(name: str, spec: dict, lib: dict) -> Op:
     args = _parse_args(name, spec.get("args") or [])
     if algo_arg:
         if "algo_id" in [a.name for a in args]:
-            raise _fail(name, "args: 'algo_id' is added by entry = 'algo'")
-        args.append(Arg("algo_id", "int"))
+            raise _fail(name, "attribute 'args': 'algo_id' is added by entry = 'algo': rename the "
+                              "argument")
+        # Positional and required: after the arguments without a default, before those with
+        # one. A static int: an algo is chosen, never a size.
+        at = next((i for i, a in enumerate(args) if a.default is not None), len(args))
+        args.insert(at, Arg("algo_id", "int", static=True))
     argmap = {a.name: a for a in args}
     outputs_spec: dict[str, str] = dict(spec.get("outputs") or {})
     tensors = {a.name for a in args if a.kind == "Tensor"}
@@ -473,7 +568,7 @@ def _schema(ns_op: Op) -> str:
         if a.kind == "Tensor":
             t = f"Tensor({next(letters)}!)" if a.name in ns_op.mutates else "Tensor"
         else:
-            t = a.kind
+            t = a.schema_type
         params.append(f"{t} {a.name}" + (f"={a.default}" if a.default is not None else ""))
     n = len(ns_op.outputs)
     ret = "()" if n == 0 else "Tensor" if n == 1 else "(" + ", ".join(["Tensor"] * n) + ")"
@@ -489,7 +584,7 @@ def _cc_op(ns: str, op: Op) -> str:
         "std::tuple<" + ", ".join(["Tensor"] * n_out) + ">"
     params = []
     for a in op.args:
-        params.append(f"Tensor {a.name}" if a.kind == "Tensor" else f"{SCALAR_KINDS[a.kind]} v_{a.name}")
+        params.append(f"Tensor t_{a.name}" if a.kind == "Tensor" else f"{SCALAR_KINDS[a.kind]} v_{a.name}")
     w(f"// {full}: {_schema(op)}; calls {op.entry}().")
     w(f"static {ret} op_{op.name}({', '.join(params)}) {{")
     w(f"  static const char kOp[] = {_cstr(full)};")
@@ -501,7 +596,7 @@ def _cc_op(ns: str, op: Op) -> str:
     w("  // Every check runs before anything touches a device.")
     for t in tensors:
         tname, enum = DTYPES[dtype_of[t]]
-        w(f"  trt_check_tensor(kOp, {_cstr(t)}, {t}, ScalarType::{enum}, {_cstr(tname)}, {op.min_dims.get(t, 0)}, {'true' if t in op.contiguous else 'false'});")
+        w(f"  trt_check_tensor(kOp, {_cstr(t)}, t_{t}, ScalarType::{enum}, {_cstr(tname)}, {op.min_dims.get(t, 0)}, {'true' if t in op.contiguous else 'false'});")
     for cond, text in op.checks:
         w(f"  if (!{cond}) trt_fail(kOp, {_cstr('check failed: ' + text)});")
     for b in op.bindings:
@@ -526,7 +621,7 @@ def _cc_op(ns: str, op: Op) -> str:
                 if b is None or b.kind == "output":
                     continue  # outputs are fresh allocations (aligned)
                 if b.kind == "tensor":
-                    parts.append(f"(reinterpret_cast<uintptr_t>({b.tensor}.data_ptr()) % 16 == 0)")
+                    parts.append(f"(reinterpret_cast<uintptr_t>(t_{b.tensor}.data_ptr()) % 16 == 0)")
                 elif b.kind == "int":
                     parts.append(f"(p_{pname} % 16 == 0)" if hint == 16 else f"(p_{pname} == 1)")
             conds.append(" && ".join(parts) or "true")
@@ -540,9 +635,9 @@ def _cc_op(ns: str, op: Op) -> str:
                 continue
             every = f"every variant of {op.lib} assumes {pname}:{hint}"
             if b.kind == "tensor":
-                w(f"    if (reinterpret_cast<uintptr_t>({b.tensor}.data_ptr()) % 16 != 0) trt_fail(kOp, "
+                w(f"    if (reinterpret_cast<uintptr_t>(t_{b.tensor}.data_ptr()) % 16 != 0) trt_fail(kOp, "
                   f"{_cstr(f'argument {b.tensor!r} must be 16-byte aligned ({every}), got address ')} "
-                  f"+ trt_hex({b.tensor}.data_ptr()));")
+                  f"+ trt_hex(t_{b.tensor}.data_ptr()));")
             elif hint == 16:
                 w(f"    if (p_{pname} % 16 != 0) trt_fail(kOp, {_cstr(f'{pname} = {b.text} must be a multiple of 16 ({every}), got ')} + std::to_string(p_{pname}));")
             else:
@@ -555,34 +650,33 @@ def _cc_op(ns: str, op: Op) -> str:
         w("  trt_fail(kOp, \"an op needs at least one tensor argument\");")
     else:
         for t in tensors:
-            w(f"  trt_check_cuda(kOp, {_cstr(t)}, {t}, {first});")
-        w(f"  const int32_t device = {first}.get_device_index();")
+            w(f"  trt_check_cuda(kOp, {_cstr(t)}, t_{t}, t_{first});")
+        w(f"  const int32_t device = t_{first}.get_device_index();")
         w("  torch::stable::accelerator::DeviceGuard guard(device);")
     for pname, elem, shape in op.outputs:
         if isinstance(shape, str):  # the shape of an input tensor
             w(f"  std::vector<int64_t> shape_{pname};")
-            w(f"  for (int64_t i = 0; i < {shape}.dim(); ++i) shape_{pname}.push_back({shape}.size(i));")
+            w(f"  for (int64_t i = 0; i < t_{shape}.dim(); ++i) shape_{pname}.push_back(t_{shape}.size(i));")
         else:
             dims = ", ".join(f"static_cast<int64_t>({cc})" for cc, _ in shape)
             w(f"  const std::vector<int64_t> shape_{pname} = {{{dims}}};")
             w(f"  for (int64_t d : shape_{pname}) if (d < 0) trt_fail(kOp, {_cstr(f'output {pname!r} would have a negative size')});")
-        w(f"  Tensor {pname} = torch::stable::new_empty({first}, shape_{pname}, ScalarType::{DTYPES[elem][1]});")
+        w(f"  Tensor o_{pname} = torch::stable::new_empty(t_{first}, shape_{pname}, ScalarType::{DTYPES[elem][1]});")
     w("  CUstream stream = trt_current_stream(kOp, device);")
     cargs = ["stream"]
     for b in op.bindings:
         if b.kind in ("tensor", "output"):
-            cargs.append(f"reinterpret_cast<CUdeviceptr>({b.tensor}.data_ptr())")
-        elif b.kind == "int":
-            cargs.append(f"static_cast<{b.param.ctype}>(p_{b.param.name})")
+            prefix = "t_" if b.kind == "tensor" else "o_"
+            cargs.append(f"reinterpret_cast<CUdeviceptr>({prefix}{b.tensor}.data_ptr())")
         else:
             cargs.append(f"static_cast<{b.param.ctype}>(p_{b.param.name})")
     if op.algo_arg:
         cargs.append("static_cast<int>(v_algo_id)")
     w(f"  trt_check_launch(kOp, {_cstr(op.entry)}, {op.entry}({', '.join(cargs)}));")
     if n_out == 1:
-        w(f"  return {op.outputs[0][0]};")
+        w(f"  return o_{op.outputs[0][0]};")
     elif n_out > 1:
-        w(f"  return std::make_tuple({', '.join(o[0] for o in op.outputs)});")
+        w(f"  return std::make_tuple({', '.join('o_' + o[0] for o in op.outputs)});")
     w("}")
     return "\n".join(L)
 
@@ -782,6 +876,7 @@ import ctypes
 import os
 
 import torch
+from torch.fx.experimental.symbolic_shapes import statically_known_false, sym_and, sym_or
 
 NAMESPACE = {ns!r}
 LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), {so!r})
@@ -822,6 +917,23 @@ def _fail(op, message):
     raise RuntimeError("{ns}::" + op + ": " + message)
 
 
+# The expression language's cdiv, min, max, and, or, not: symbolic sizes stay symbolic.
+def _cdiv(a, b):
+    return (a + b - 1) // b
+
+
+_min, _max, _not = torch.sym_min, torch.sym_max, torch.sym_not
+_and, _or = sym_and, sym_or
+
+
+def _check(op, condition, text):
+    # Refuses what is false for these sizes. A symbolic condition is not guarded on (that would
+    # specialize or constrain sizes torch.export and torch.compile keep dynamic): the op checks
+    # it again at run time.
+    if statically_known_false(condition):
+        _fail(op, "check failed: " + text)
+
+
 def _check_tensor(op, name, t, dtype, min_dim):
     if t.dtype != dtype:
         _fail(op, "argument '%s' must be %s, got %s" % (name, str(dtype).replace("torch.", ""),
@@ -847,7 +959,7 @@ def _py_fake(ns: str, op: Op) -> str:
         if a.kind == "Tensor":
             w(f"    _check_tensor({op.name!r}, {a.name!r}, {a.name}, torch.{DTYPES[dtype_of[a.name]][0]}, {op.min_dims.get(a.name, 0)})")
     for py, text in op.py_checks:
-        w(f"    torch._check(bool({py}), lambda: {('{ns}::' + op.name + ': check failed: ' + text)!r}.format(ns={ns!r}))")
+        w(f"    _check({op.name!r}, {py}, {text!r})")
     first = next(a.name for a in op.args if a.kind == "Tensor")
     outs = []
     for pname, elem, shape in op.outputs:
@@ -855,8 +967,8 @@ def _py_fake(ns: str, op: Op) -> str:
             dims = f"{shape}.shape"
         else:
             dims = "(" + ", ".join(py for _, py in shape) + ("," if len(shape) == 1 else "") + ")"
-        w(f"    {pname} = {first}.new_empty({dims}, dtype=torch.{DTYPES[elem][0]})")
-        outs.append(pname)
+        w(f"    _out_{pname} = {first}.new_empty({dims}, dtype=torch.{DTYPES[elem][0]})")
+        outs.append(f"_out_{pname}")
     if not outs:
         w("    return None")
     elif len(outs) == 1:
@@ -885,7 +997,24 @@ def generate(plan: dict) -> tuple[str, str]:
     ops = [build_op(o["name"], o["spec"], o["lib"]) for o in plan["ops"]]
     if not ops:
         raise UserError("ops: a torch library needs at least one op")
-    return render_cc(ns, plan["label"], ops), render_py(ns, plan["label"], plan["so_name"], ops)
+    py = render_py(ns, plan["label"], plan["so_name"], ops)
+    check_python(py, plan["so_name"])
+    return render_cc(ns, plan["label"], ops), py
+
+
+def check_python(source: str, so_name: str) -> None:
+    """Refuses to write a module Python cannot compile: the build fails, not the user's import.
+
+    Every accepted declaration must render valid Python; a module that does not compile is a
+    bug of this generator, reported as one line naming the module and the problem.
+    """
+    module = so_name.removeprefix("lib").removesuffix(".so") + ".py"
+    try:
+        compile(source, module, "exec")
+    except SyntaxError as e:
+        line = source.splitlines()[e.lineno - 1].strip() if e.lineno else ""
+        raise RuntimeError(f"the generated {module} does not compile (a bug of the generator): "
+                           f"line {e.lineno}: {e.msg}: {line}") from None
 
 
 def define_flags(fv: flags.FlagValues) -> None:

@@ -42,8 +42,11 @@ def triton_torch_op(lib, args, outputs = {}, bind = {}, checks = [], contiguous 
 
     Args:
       lib: the `triton_kernel_library` (a label string).
-      args: the op's arguments in order: `"a"` (a Tensor), `"eps: float"`, `"n: int"`,
-        `"flag: bool"`, with an optional default (`"eps: float = 1e-6"`).
+      args: the op's arguments in order: `"a"` (a Tensor), `"eps: float"`, `"n: int"`
+        (`SymInt` in the schema: a size from a dynamic dimension stays symbolic under
+        `torch.export` and `torch.compile`), `"mode: static int"` (`int`: specialized, for
+        values that are never sizes), `"flag: bool"`, with an optional default
+        (`"eps: float = 1e-6"`); the arguments with a default come last.
       outputs: pointer parameter -> the shape of the tensor the op allocates for it, e.g.
         `{"c_ptr": "a.size(0), b.size(1)"}` (contiguous, on the first tensor's device, the
         pointer's dtype). The op returns them in the C API's order (none: `-> ()`).
@@ -55,7 +58,8 @@ def triton_torch_op(lib, args, outputs = {}, bind = {}, checks = [], contiguous 
       mutates: tensor arguments the kernel writes (`Tensor(a!)` in the schema).
       entry: which C function: `"auto"` (`NAME_auto`, the tuning table's choice; the default
         when the library has `tuning_key`), `"default"` (`NAME_default`, the default
-        otherwise), or `"algo"` (`NAME(..., algo_id)`; the op gets an `int algo_id` argument).
+        otherwise), or `"algo"` (`NAME(..., algo_id)`; the op gets a required `int algo_id`
+        argument after the arguments without a default, before those with one).
 
     Returns:
       A string (JSON) for `triton_torch_library`'s `ops`.

@@ -5,7 +5,9 @@ tests/torch_ops/pack.sh filled (.gpu/torch/): `cd .gpu/torch && python3 run_gpu.
 the generated module example_ops.py, which loads libexample_ops.so (built against Debian's torch
 2.14 headers with TORCH_TARGET_VERSION 2.11) with no Triton JIT involved, then checks every op's
 results against torch in eager mode, inside torch.compile(fullgraph=True) (inductor), on a side
-stream, and that bad input is refused with the op's message. One line per check, a summary,
+stream, and that bad input is refused with the op's message; then scale_ops.py's ops: an algo
+chosen before a defaulted argument, and a SymInt argument (read as the int64 it carries, also
+from a dynamic size under torch.compile(dynamic=True)). One line per check, a summary,
 and exit code 0 only when every check passed. Writes results.json next to itself.
 """
 
@@ -160,6 +162,43 @@ def main():
         x = torch.randn(64, 2048, device=dev)[:, :1000]  # row stride 2048
         return close(ns.softmax(x), torch.softmax(x, dim=1), atol=1e-6, rtol=1e-5)
     check("softmax strided rows", softmax_rows_slice)
+
+    # --- scale: algo_id before a defaulted argument; scale_head: a SymInt argument -----------
+    try:
+        import scale_ops  # noqa: F401  (loads libscale_ops.so, registers the fakes)
+    except Exception as e:
+        traceback.print_exc()
+        record("load libscale_ops.so", False, f"{type(e).__name__}: {e}")
+        return finish()
+    scale = torch.ops.rules_triton_scale
+
+    def scale_algos():
+        x = torch.randn(1000, device=dev)
+        bad = [f"algo {algo}, alpha {alpha}: {r}" for algo in (0, 1) for alpha in (None, 0.5)
+               for r in [close(scale.scale(x, algo) if alpha is None else scale.scale(x, algo, alpha),
+                               x * (1.0 if alpha is None else alpha), atol=0, rtol=0)]
+               if r is not True]
+        return True if not bad else "; ".join(bad)
+    check("scale every algo, alpha defaulted and given", scale_algos)
+
+    def scale_head_symint():
+        # SymInt n arrives in the C++ as the int64 it carries (torch's stable ABI)
+        x = torch.randn(1000, device=dev)
+        return close(scale.scale_head(x, 333, 3.0), x[:333] * 3.0, atol=0, rtol=0)
+    check("scale_head SymInt argument eager", scale_head_symint)
+
+    def scale_head_dynamic():
+        # a dynamic size flows into the SymInt argument: one graph for every length
+        f = torch.compile(lambda x: scale.scale_head(x, x.size(0) // 2) + 1, fullgraph=True,
+                          dynamic=True)
+        bad = []
+        for n in (64, 100, 1001):
+            x = torch.randn(n, device=dev)
+            r = close(f(x), x[:n // 2] + 1, atol=1e-6, rtol=1e-6)
+            if r is not True:
+                bad.append(f"{n}: {r}")
+        return True if not bad else "; ".join(bad)
+    check("scale_head torch.compile dynamic=True (inductor)", scale_head_dynamic)
 
     # --- Liger-Kernel corpus: rms_norm, swiglu ----------------------------------------------
     def rms_ref(x, w, eps):

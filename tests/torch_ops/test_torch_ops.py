@@ -5,14 +5,10 @@ every check refuses before any CUDA call, and the fake implementations serve tor
 torch.export on meta tensors.
 """
 
-import json
-
 import pytest
 import torch
 
 from tests.torch_ops import aligned_ops, example_ops  # noqa: F401  (loads and registers the ops)
-from triton_aot import torch_ops as gen
-from triton_aot.errors import UserError
 
 NS = torch.ops.rules_triton_test
 H, BF, F = torch.float16, torch.bfloat16, torch.float32
@@ -187,57 +183,3 @@ def test_torch_export():
     assert NS.matmul.default in targets and NS.add.default in targets, targets
     outs = [n for n in ep.graph.nodes if n.op == "output"][0].args[0]
     assert outs[0].meta["val"].shape == (64, 16) and outs[0].meta["val"].dtype == H
-
-
-# --- the generator's own refusals (no Bazel): each names the op and what to write ------------
-
-HEADER = """
-RULES_TRITON_API CUresult k(CUstream stream, CUdeviceptr x_ptr, CUdeviceptr out_ptr, int32_t n, int algo_id);
-RULES_TRITON_API CUresult k_default(CUstream stream, CUdeviceptr x_ptr, CUdeviceptr out_ptr, int32_t n);
-"""
-
-
-def _lib(tmp_path):
-    (tmp_path / "k.h").write_text(HEADER)
-    record = {"symbol": "k_a0_s0_sm90", "args": [
-        {"name": "x_ptr", "type": "*fp32", "hint": 16, "constexpr": False},
-        {"name": "out_ptr", "type": "*fp32", "hint": 16, "constexpr": False},
-        {"name": "n", "type": "i32", "hint": None, "constexpr": False}]}
-    (tmp_path / "r.json").write_text(json.dumps(record))
-    return {"name": "k", "header": str(tmp_path / "k.h"), "include": "k.h",
-            "records": [str(tmp_path / "r.json")]}
-
-
-@pytest.mark.parametrize("spec,message", [
-    ({"args": ["x"], "outputs": {"out_ptr": "x.shape"}},
-     "op 'o': parameter 'n' (int32_t) of k_default() is bound to nothing: add bind = {\"n\": "
-     "\"EXPRESSION\"} (e.g. \"x.size(0)\") or an argument 'n'"),
-    ({"args": ["x"], "bind": {"n": "x.numel()"}},
-     "op 'o': pointer parameter 'out_ptr' of k_default() is bound to no tensor: add bind = "
-     "{\"out_ptr\": \"TENSOR\"} or outputs = {\"out_ptr\": \"SHAPE\"}"),
-    ({"args": ["x"], "outputs": {"out_ptr": "x.shape"}, "bind": {"n": "y.numel()"}},
-     "op 'o': bind['n']: 'y.numel()': 'y' is not a tensor argument of the op"),
-    ({"args": ["x"], "outputs": {"out_ptr": "x.shape"}, "bind": {"n": "x.size(0) ** 2"}},
-     "op 'o': bind['n']: 'x.size(0) ** 2': BinOp is not part of the expression language"),
-    ({"args": ["x"], "outputs": {"out_ptr": "x.shape"}, "bind": {"m": "1"}},
-     "op 'o': bind: 'm' is not a parameter of k_default() (x_ptr, out_ptr, n)"),
-    ({"args": ["x"], "outputs": {"out_ptr": "x.shape"}, "bind": {"n": "1"}, "entry": "auto"},
-     "op 'o': entry: k has no k_auto() (entry = 'auto'); it has k, k_default"),
-    ({"args": ["x: complex"]},
-     "op 'o': args: 'x: complex': type 'complex' is not one of Tensor, int, float, bool"),
-])
-def test_generator_refusals(tmp_path, spec, message):
-    with pytest.raises(UserError) as info:
-        gen.build_op("o", spec, _lib(tmp_path))
-    assert info.value.message == message
-
-
-def test_generator_hint_check_rendered(tmp_path):
-    op = gen.build_op("o", {"args": ["x"], "outputs": {"out_ptr": "x.shape"},
-                            "bind": {"n": "x.numel()"}}, _lib(tmp_path))
-    cc = gen.render_cc("ns", "//:t", [op])
-    assert "argument 'x' must be 16-byte aligned (every variant of k assumes x_ptr:16)" in cc
-    assert 'STABLE_TORCH_LIBRARY(ns, m)' in cc and 'm.def("o(Tensor x) -> Tensor");' in cc
-    assert "k_default(stream," in cc
-    py = gen.render_py("ns", "//:t", "libt.so", [op])
-    assert '@torch.library.register_fake("ns::o")' in py

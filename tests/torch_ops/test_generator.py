@@ -1,0 +1,147 @@
+"""The torch-op generator on its own (no Bazel-built op): its refusals, one line each naming the
+op and the attribute, and the modules it writes for every accepted declaration, which compile.
+"""
+
+import json
+
+import pytest
+
+from triton_aot import torch_ops as gen
+from triton_aot.errors import UserError
+
+
+# --- the generator's own refusals (no Bazel): each names the op and what to write ------------
+
+HEADER = """
+RULES_TRITON_API CUresult k(CUstream stream, CUdeviceptr x_ptr, CUdeviceptr out_ptr, int32_t n, int algo_id);
+RULES_TRITON_API CUresult k_default(CUstream stream, CUdeviceptr x_ptr, CUdeviceptr out_ptr, int32_t n);
+"""
+
+
+def _lib(tmp_path):
+    (tmp_path / "k.h").write_text(HEADER)
+    record = {"symbol": "k_a0_s0_sm90", "args": [
+        {"name": "x_ptr", "type": "*fp32", "hint": 16, "constexpr": False},
+        {"name": "out_ptr", "type": "*fp32", "hint": 16, "constexpr": False},
+        {"name": "n", "type": "i32", "hint": None, "constexpr": False}]}
+    (tmp_path / "r.json").write_text(json.dumps(record))
+    return {"name": "k", "header": str(tmp_path / "k.h"), "include": "k.h",
+            "records": [str(tmp_path / "r.json")]}
+
+
+@pytest.mark.parametrize("spec,message", [
+    ({"args": ["x"], "outputs": {"out_ptr": "x.shape"}},
+     "op 'o': parameter 'n' (int32_t) of k_default() is bound to nothing: add bind = {\"n\": "
+     "\"EXPRESSION\"} (e.g. \"x.size(0)\") or an argument 'n'"),
+    ({"args": ["x"], "bind": {"n": "x.numel()"}},
+     "op 'o': pointer parameter 'out_ptr' of k_default() is bound to no tensor: add bind = "
+     "{\"out_ptr\": \"TENSOR\"} or outputs = {\"out_ptr\": \"SHAPE\"}"),
+    ({"args": ["x"], "outputs": {"out_ptr": "x.shape"}, "bind": {"n": "y.numel()"}},
+     "op 'o': bind['n']: 'y.numel()': 'y' is not a tensor argument of the op"),
+    ({"args": ["x"], "outputs": {"out_ptr": "x.shape"}, "bind": {"n": "x.size(0) ** 2"}},
+     "op 'o': bind['n']: 'x.size(0) ** 2': BinOp is not part of the expression language"),
+    ({"args": ["x"], "outputs": {"out_ptr": "x.shape"}, "bind": {"m": "1"}},
+     "op 'o': bind: 'm' is not a parameter of k_default() (x_ptr, out_ptr, n)"),
+    ({"args": ["x"], "outputs": {"out_ptr": "x.shape"}, "bind": {"n": "1"}, "entry": "auto"},
+     "op 'o': entry: k has no k_auto() (entry = 'auto'); it has k, k_default"),
+    ({"args": ["x: complex"]},
+     "op 'o': attribute 'args': 'x: complex': type 'complex' is not one of Tensor, int, static "
+     "int, float, bool"),
+    ({"args": ["x", "alpha: float = 1.0", "n: int"]},
+     "op 'o': attribute 'args': 'n' has no default but follows 'alpha', which has one: put the "
+     "arguments with defaults last"),
+    ({"args": ["x", "eps: static float"]},
+     "op 'o': attribute 'args': 'eps: static float': only an int can be static (a float is never "
+     "symbolic)"),
+    ({"args": ["x", "lambda: float"]},
+     "op 'o': attribute 'args': 'lambda' is reserved (Python keywords, 'torch', 'out', 'self' and "
+     "names starting with '_'): rename the argument"),
+    ({"args": ["torch"]},
+     "op 'o': attribute 'args': 'torch' is reserved (Python keywords, 'torch', 'out', 'self' and "
+     "names starting with '_'): rename the argument"),
+    ({"args": ["x", "_n: int"]},
+     "op 'o': attribute 'args': '_n' is reserved (Python keywords, 'torch', 'out', 'self' and "
+     "names starting with '_'): rename the argument"),
+    ({"args": ["x", "eps: float = 1e400"]},
+     "op 'o': attribute 'args': 'eps: float = 1e400': the default must be a finite float"),
+    ({"args": ["x", "n: int = 9223372036854775808"]},
+     "op 'o': attribute 'args': 'n: int = 9223372036854775808': the default does not fit an int64"),
+    ({"args": ["x", "algo_id: int"], "entry": "algo"},
+     "op 'o': attribute 'args': 'algo_id' is added by entry = 'algo': rename the argument"),
+])
+def test_generator_refusals(tmp_path, spec, message):
+    with pytest.raises(UserError) as info:
+        gen.build_op("o", spec, _lib(tmp_path))
+    assert info.value.message == message
+
+
+def test_generator_hint_check_rendered(tmp_path):
+    op = gen.build_op("o", {"args": ["x"], "outputs": {"out_ptr": "x.shape"},
+                            "bind": {"n": "x.numel()"}}, _lib(tmp_path))
+    cc = gen.render_cc("ns", "//:t", [op])
+    assert "argument 'x' must be 16-byte aligned (every variant of k assumes x_ptr:16)" in cc
+    assert 'STABLE_TORCH_LIBRARY(ns, m)' in cc and 'm.def("o(Tensor x) -> Tensor");' in cc
+    assert "k_default(stream," in cc
+    py = gen.render_py("ns", "//:t", "libt.so", [op])
+    assert '@torch.library.register_fake("ns::o")' in py
+
+
+# --- every accepted declaration renders Python that compiles ---------------------------------
+
+def _plan(tmp_path, spec):
+    return {"namespace": "ns", "label": "//:t", "so_name": "libt.so",
+            "ops": [{"name": "o", "spec": spec, "lib": _lib(tmp_path)}]}
+
+
+@pytest.mark.parametrize("args,entry,schema,fake", [
+    (["x", "n: int"], "default",
+     "o(Tensor x, SymInt n) -> Tensor", "def _fake_o(x, n):"),
+    (["x", "n: static int"], "default",
+     "o(Tensor x, int n) -> Tensor", "def _fake_o(x, n):"),
+    (["x", "n: int", "alpha: float = 1.0", "flag: bool = True", "m: int = -3"], "default",
+     "o(Tensor x, SymInt n, float alpha=1.0, bool flag=True, SymInt m=-3) -> Tensor",
+     "def _fake_o(x, n, alpha=1.0, flag=True, m=-3):"),
+    (["x", "n: int"], "algo",
+     "o(Tensor x, SymInt n, int algo_id) -> Tensor", "def _fake_o(x, n, algo_id):"),
+    (["x", "n: int", "alpha: float = 1"], "algo",
+     "o(Tensor x, SymInt n, int algo_id, float alpha=1.0) -> Tensor",
+     "def _fake_o(x, n, algo_id, alpha=1.0):"),
+    (["x", "n: int = 4"], "algo",
+     "o(Tensor x, int algo_id, SymInt n=4) -> Tensor", "def _fake_o(x, algo_id, n=4):"),
+])
+def test_generated_module_compiles(tmp_path, args, entry, schema, fake):
+    spec = {"args": args, "entry": entry, "bind": {"n": "n"},
+            "outputs": {"out_ptr": "cdiv(n, 2), min(n, x.numel()), max(n, 1)"}}
+    cc, py = gen.generate(_plan(tmp_path, spec))  # compiles the Python or raises
+    compile(py, "t.py", "exec")
+    assert f'm.def("{schema}");' in cc
+    assert fake in py
+    # the expression helpers keep symbolic sizes symbolic
+    assert "(_cdiv(n, 2), _min(n, x.numel()), _max(n, 1))" in py
+
+
+def test_generator_refuses_a_module_that_does_not_compile(tmp_path, monkeypatch):
+    monkeypatch.setattr(gen, "_py_fake", lambda ns, op: "def _fake_o(x, alpha=1.0, algo_id):\n")
+    spec = {"args": ["x"], "entry": "default", "bind": {"n": "x.numel()"},
+            "outputs": {"out_ptr": "x.shape"}}
+    with pytest.raises(RuntimeError) as info:
+        gen.generate(_plan(tmp_path, spec))
+    message = str(info.value)  # the SyntaxError's wording varies with Python's version
+    assert message.startswith("the generated t.py does not compile (a bug of the generator): "
+                              "line "), message
+    assert message.endswith(": def _fake_o(x, alpha=1.0, algo_id):"), message
+
+
+def test_fake_checks_keep_sizes_symbolic(tmp_path):
+    # `and`, `or`, `not` and chained comparisons as helpers (no bool() of a symbolic size);
+    # a number as a condition means != 0, as in the C++
+    spec = {"args": ["x", "n: int"], "entry": "default", "bind": {"n": "n"},
+            "outputs": {"out_ptr": "x.shape"},
+            "checks": ["0 <= n <= x.numel()", "not x.numel() or n > 0 and x.dim() == 1",
+                       "x.numel() % 16"]}
+    cc, py = gen.generate(_plan(tmp_path, spec))
+    assert "    _check('o', _and(0 <= n, n <= x.numel()), '0 <= n <= x.numel()')\n" in py
+    assert ("    _check('o', _or(_not(x.numel() != 0), _and(n > 0, x.dim() == 1)), "
+            "'not x.numel() or n > 0 and x.dim() == 1')\n") in py
+    assert "    _check('o', x.numel() % 16 != 0, 'x.numel() % 16')\n" in py
+    assert "if (!trt_mod(t_x.numel(), INT64_C(16))) trt_fail(kOp" in cc
