@@ -36,7 +36,7 @@ from typing import Optional
 
 from absl import flags
 
-from triton_aot import cli
+from triton_aot import abi, cli
 from triton_aot.errors import UserError
 
 # Triton pointer element type -> (torch dtype name, stable ScalarType enumerator).
@@ -408,7 +408,10 @@ def build_op(name: str, spec: dict, lib: dict) -> Op:
     if entry not in functions:
         raise _fail(name, f"entry: {c_name} has no {entry}() (entry = {entry_kind!r}); "
                           f"it has {', '.join(sorted(functions)) or 'no C API'}")
-    params = functions[entry]
+    # The header spells a parameter C cannot use as it is (CU_SEQLENS, int) trt_ + the name
+    # (abi.c_param_name); the op's declaration uses the kernel's own names.
+    kernel_name_of = {abi.c_param_name(a["name"]): a["name"] for r in records for a in r["args"]}
+    params = [CParam(p.ctype, kernel_name_of.get(p.name, p.name)) for p in functions[entry]]
     if not params or params[0].ctype != "CUstream":
         raise _fail(name, f"{entry}() does not take a CUstream first (a HIP library?); torch ops "
                           "are CUDA only")

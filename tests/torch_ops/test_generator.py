@@ -145,3 +145,24 @@ def test_fake_checks_keep_sizes_symbolic(tmp_path):
             "'not x.numel() or n > 0 and x.dim() == 1')\n") in py
     assert "    _check('o', x.numel() % 16 != 0, 'x.numel() % 16')\n" in py
     assert "if (!trt_mod(t_x.numel(), INT64_C(16))) trt_fail(kOp" in cc
+
+
+def test_op_binds_parameters_by_their_kernel_names(tmp_path):
+    """A parameter C cannot use as it is (CU_SEQLENS) is trt_CU_SEQLENS in the header; the op's
+    declaration still names it as the kernel does."""
+    (tmp_path / "k.h").write_text(
+        "RULES_TRITON_API CUresult k_default(CUstream stream, CUdeviceptr x_ptr, "
+        "CUdeviceptr trt_CU_SEQLENS, int32_t trt_int);\n")
+    record = {"symbol": "k_a0_s0_sm90", "args": [
+        {"name": "x_ptr", "type": "*fp32", "hint": 16, "constexpr": False},
+        {"name": "CU_SEQLENS", "type": "*i32", "hint": 16, "constexpr": False},
+        {"name": "int", "type": "i32", "hint": None, "constexpr": False}]}
+    (tmp_path / "r.json").write_text(json.dumps(record))
+    lib = {"name": "k", "header": str(tmp_path / "k.h"), "include": "k.h",
+           "records": [str(tmp_path / "r.json")]}
+    op = gen.build_op("o", {"args": ["x", "seqlens"],
+                            "bind": {"x_ptr": "x", "CU_SEQLENS": "seqlens", "int": "x.numel()"}},
+                      lib)
+    assert [b.param.name for b in op.bindings] == ["x_ptr", "CU_SEQLENS", "int"]
+    gen.render_cc("ns", "//k:ops", [op])
+    gen.check_python(gen.render_py("ns", "//k:ops", "libops.so", [op]), "libops.so")
