@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-# The runfiles root: tools/, triton_aot/, rules/private/ and README.md as the test's data.
+# The runfiles root: tools/, triton_aot/, rules/private/ and docs/gpu_targets.md as the test's data.
 REPO = Path(os.path.abspath(__file__)).parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 
@@ -55,11 +55,11 @@ def test_one_table_edit_changes_the_rule_the_tool_and_the_docs(monkeypatch):
     bzl = gen_concepts.targets_bzl()
     assert '"3.9": [70, 72, 75, 80, 86, 87, 88, 89,' in bzl
     assert bzl != (REPO / "rules/private/targets.bzl").read_text()
-    # the docs: the README table, likewise
-    table = gen_concepts.readme_targets_table()
+    # the docs: the GPU targets page's table, likewise
+    table = gen_concepts.targets_table_markdown()
     assert "| cuda:88 | no | no | no | no | yes |" in table
-    assert table not in (REPO / "README.md").read_text()
-    assert set(gen_concepts.stale(REPO)) >= {"rules/private/targets.bzl", "README.md"}
+    assert table not in (REPO / gen_concepts.TARGETS_PAGE).read_text()
+    assert set(gen_concepts.stale(REPO)) >= {"rules/private/targets.bzl", "docs/gpu_targets.md"}
 
 
 def test_cuda_70_is_accepted_by_the_tool_for_every_release():

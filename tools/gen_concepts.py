@@ -4,9 +4,9 @@
     python3 tools/gen_concepts.py --check   # exit 1 naming each stale file (what the test does)
 
 Each concept is defined once, in the Python module named after it; the rule's Starlark cannot
-import Python, and the README cannot either, so they get generated copies:
+import Python, and the docs cannot either, so they get generated copies:
 
-  triton_aot/targets.py        -> rules/private/targets.bzl, README.md "GPU targets" table
+  triton_aot/targets.py        -> rules/private/targets.bzl, docs/gpu_targets.md's targets table
   triton_aot/launch_options.py -> rules/private/launch_options.bzl
   triton_aot/reset_to_zero.py  -> rules/private/reset_to_zero.bzl
 
@@ -93,10 +93,11 @@ def targets_bzl() -> str:
     ])
 
 
-# README.md's "GPU targets" table sits between these lines.
-README_BEGIN = "<!-- GPU targets table: generated from triton_aot/targets.py by tools/gen_concepts.py -->"
-README_END = "<!-- end of the generated GPU targets table -->"
-# The GPU the README's run columns describe: the one tests/gpu_ptx and tests/gpu ran on.
+# The page that documents GPU targets; its generated table sits between these lines.
+TARGETS_PAGE = "docs/gpu_targets.md"
+TABLE_BEGIN = "<!-- GPU targets table: generated from triton_aot/targets.py by tools/gen_concepts.py -->"
+TABLE_END = "<!-- end of the generated GPU targets table -->"
+# The GPU the table's run columns describe: the one tests/gpu_ptx and tests/gpu ran on.
 _RUN_SM = 90
 
 
@@ -111,7 +112,7 @@ def _run_columns(arch: int) -> tuple[str, str]:
     return cubin, ptx
 
 
-def readme_targets_table() -> str:
+def targets_table_markdown() -> str:
     versions = sorted(targets.CUDA_ARCHS_BY_TRITON)
     rows: dict[tuple, list[int]] = {}
     for arch in targets.CUDA_ARCHS:
@@ -122,7 +123,7 @@ def readme_targets_table() -> str:
     head = (["target", *(f"{v[0]}.{v[1]}" for v in versions), "cubin and PTX",
              f"cubin runs on an H100 (sm_{_RUN_SM})",
              f"its PTX (`embed_ptx`) runs on an H100 (sm_{_RUN_SM})", "note"])
-    lines = [README_BEGIN, "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [TABLE_BEGIN, "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key, archs in sorted(rows.items(), key=lambda kv: kv[1][0]):
         cells, portable, cubin, ptx, note = key
         names = "cuda:" + ", ".join(str(a) for a in archs)
@@ -130,13 +131,13 @@ def readme_targets_table() -> str:
         spelled += ", ..." if len(archs) > 2 else ""
         lines.append("| " + " | ".join([names, *cells, f"{spelled} ({portable})", cubin, ptx,
                                         note or "-"]) + " |")
-    lines.append(README_END)
+    lines.append(TABLE_END)
     return "\n".join(lines) + "\n"
 
 
-def readme_with_table(readme: str) -> str:
-    start, end = readme.index(README_BEGIN), readme.index(README_END) + len(README_END) + 1
-    return readme[:start] + readme_targets_table() + readme[end:]
+def page_with_table(page: str) -> str:
+    start, end = page.index(TABLE_BEGIN), page.index(TABLE_END) + len(TABLE_END) + 1
+    return page[:start] + targets_table_markdown() + page[end:]
 
 
 # ----------------------------------------------------------------------------- launch options
@@ -182,12 +183,12 @@ def reset_to_zero_bzl() -> str:
 
 def outputs(repo: Path) -> dict[str, str]:
     """Each generated file's path (relative to the repository) -> the text it must have."""
-    readme = (repo / "README.md").read_text()
+    page = (repo / TARGETS_PAGE).read_text()
     return {
         "rules/private/targets.bzl": targets_bzl(),
         "rules/private/launch_options.bzl": launch_options_bzl(),
         "rules/private/reset_to_zero.bzl": reset_to_zero_bzl(),
-        "README.md": readme_with_table(readme),
+        TARGETS_PAGE: page_with_table(page),
     }
 
 

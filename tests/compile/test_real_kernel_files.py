@@ -204,7 +204,7 @@ def test_torch_cuda_is_patched_only_inside_the_block():
 
 
 def test_answers_table():
-    """What the README lists: the values follow from the target alone."""
+    """What docs/kernels.md lists: the values follow from the target alone."""
     from triton_aot import build_torch_cuda
 
     sm80 = build_torch_cuda.answers("cuda", 80, 32)

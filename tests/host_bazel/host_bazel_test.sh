@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's second set-up path, run for real: a Bazel >= 7 already on PATH. tools/setup must
+# docs/developing.md's second set-up path, run for real: a Bazel >= 7 already on PATH. tools/setup must
 # take the host path (prepare only the Python environment) and `tools/bazel test //...` in the
 # e2e smoke module must run that Bazel with the environment tools/setup made, the way the Bazel
 # Central Registry's presubmit tests that module (.bcr/presubmit.yml).
