@@ -10,7 +10,7 @@ answers for the action's target, as `build_driver` does for Triton's own driver,
 that needs memory or a device (allocation, streams, events, synchronize, memory queries) fails
 with one error naming the kernel file's line.
 
-What is answered, and with which value, is the table below (`answers`); the README lists it.
+What is answered, and with which value, is the table below (`answers`); docs/kernels.md lists it.
 The module is patched only while the block runs (and torch is only touched when the kernel
 imports it: importing torch costs seconds), then put back, so the persistent worker starts
 every request from the same state.
@@ -72,7 +72,7 @@ def capability(backend: str, arch: Any) -> tuple[int, int]:
 
 
 def answers(backend: str, arch: Any, warp_size: int) -> dict[str, Any]:
-    """The answered torch.cuda questions and their values for one target (what the README
+    """The answered torch.cuda questions and their values for one target (what docs/kernels.md
     documents)."""
     major, minor = capability(backend, arch)
     return {

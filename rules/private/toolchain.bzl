@@ -100,7 +100,7 @@ Three ways to provide triton:
 - hub mode: `python` is a hermetic rules_python runtime (a `py_runtime`, or
   `@rules_python//python:current_py_toolchain` for the `python.toolchain` of your MODULE.bazel),
   `python_deps` are the pip hub's `@pypi//triton` and `@pypi//absl_py` and `cuda_headers` is a
-  `triton_cuda_headers` of `@pypi//triton` (README.md, "A toolchain from your rules_python hub");
+  `triton_cuda_headers` of `@pypi//triton` (docs/toolchains.md, "A toolchain from your rules_python hub");
 - archive mode: `python_archive` and `python_launcher` from `@rules_triton_python_archive`
   (`--@rules_triton//:python_mode=archive` selects them in the default toolchain): the whole
   environment is one archive input of every Triton action, for executors that do not have it.
