@@ -360,48 +360,43 @@ def test_reach_keeps_the_default_for_devices_the_table_lacks():
         assert all(default in algos for algos in kept.values())
 
 
-def test_reach_of_a_pattern_no_class_reaches_first():
-    """A pattern no call reaches (an earlier pattern holds whenever it does) keeps only the
-    default; one the table has no class for keeps what the classless vote picks."""
+def test_reach_of_a_pattern_without_a_class():
+    """A pattern that holds for calls no class of the table holds for keeps what the vote of
+    every class's points picks for them (class -1)."""
     table = tuning.Table.from_json(table_for(hinted_variants(), [HINTED]).to_json())
-    kept = tuning_reach.specialization_algos(
-        table, [ALIGNED_K, ALIGNED_ONLY, "a_ptr:16 b_ptr:16 c_ptr:16 K:16 M:16", "K:16", ""], 1)
-    # every call with these hints has ALIGNED_K's too, which comes first
-    assert kept["a_ptr:16 b_ptr:16 c_ptr:16 K:16 M:16"] == [1]
-    # unaligned pointers: no class holds (class -1), the nearest points of any class vote
-    assert set(kept["K:16"]) >= {tuning.lookup(table, 90, (2048, 2048, 2048), 1, "K:16")}
+    kept = tuning_reach.specialization_algos(table, [ALIGNED_K, ALIGNED_ONLY, "K:16", ""], 1)
+    rows = tuning.rows_of(table, table.devices[0])
+    picks = {tuning.choose(rows, (m, m, k), -1, 1)
+             for m in range(0, 16 * 256, 128) for k in range(1024, 16 * 256, 128)}
+    assert picks <= set(kept["K:16"])
+
+
+# Cut from the hinted library: algo 1 from ALIGNED_K (the winner at 64^3 there), algo 2 from
+# ALIGNED_ONLY.
+PRUNED = {"mm_a1_ak", "mm_a2_a"}
 
 
 @pytest.fixture(scope="module")
 def pruned_lib(tmp_path_factory):
-    """The hinted library with each pattern's variants cut to what tuning_reach keeps, and algo 0
-    also cut from ALIGNED_K: a call there that asks for algo 0 falls back."""
     out = tmp_path_factory.mktemp("pruned")
-    table_obj = table_for(hinted_variants(), [HINTED])
-    kept = tuning_reach.specialization_algos(
-        tuning.Table.from_json(table_obj.to_json()), [ALIGNED_K, ALIGNED_ONLY, ""], 1)
-    assert 0 not in kept[ALIGNED_K] and 2 not in kept[ALIGNED_ONLY]
-    tag_of = {ALIGNED_K: "ak", ALIGNED_ONLY: "a"}
-    dropped = {f"mm_a{i}_{tag_of[p]}" for p in kept for i in range(len(BLOCKS))
-               if i not in kept[p]}
-    metas = [m for m in hinted_variants() if m["symbol"] not in dropped]
+    metas = [m for m in hinted_variants() if m["symbol"] not in PRUNED]
     table = out / "mm.tuning.json"
-    table.write_text(table_obj.to_json())
+    table.write_text(table_for(hinted_variants(), [HINTED]).to_json())
     return harness.build(out, "mm", metas, link_flags=(
         f"--tuning={table}", "--tuning_key=M,N,K", "--tuning_default_algo=1"))
 
 
 @pytest.mark.parametrize("m,n,k,offset,algo,explicit,auto", [
-    # algo 0 was cut from ALIGNED_K: the next variant of algo 0 whose hints hold (aligned only),
-    # not the generic one
-    (2048, 2048, 2048, 0, 0, "mm_a0_a", "mm_a2_ak"),
+    # NAME_auto picks algo 1 on its ALIGNED_K point, where algo 1 was cut: the next variant of
+    # algo 1 whose hints hold (aligned only) runs, not the generic one; so does mm(..., 1)
+    (64, 64, 64, 0, 1, "mm_a1_a", "mm_a1_a"),
     # algo 2 was cut from ALIGNED_ONLY: K % 16 != 0 falls back to the generic variant
     (2048, 2048, 2047, 0, 2, "mm_a2_g", "mm_a0_a"),
     # kept algos launch their own pattern's variant
     (2048, 2048, 2048, 0, 2, "mm_a2_ak", "mm_a2_ak"),
-    (64, 64, 64, 0, 1, "mm_a1_ak", "mm_a1_ak"),
+    (2048, 2048, 2048, 0, 0, "mm_a0_ak", "mm_a2_ak"),
     # unaligned pointers: the generic variant has every algo
-    (2048, 2048, 2048, 8, 0, "mm_a0_g", "-"),
+    (2048, 2048, 2048, 8, 1, "mm_a1_g", "-"),
 ])
 def test_pruned_algo_launches_the_most_specific_variant_that_has_it(
         pruned_lib, run_prog, m, n, k, offset, algo, explicit, auto):
@@ -411,19 +406,16 @@ def test_pruned_algo_launches_the_most_specific_variant_that_has_it(
 
 @settings(max_examples=200, deadline=None)
 @given(q=st.tuples(*[st.integers(min_value=1, max_value=1 << 16)] * 3), aligned=st.booleans())
-def test_pruned_auto_launches_the_calls_own_pattern(pruned_lib, q, aligned):
-    """Whatever NAME_auto picks has a variant in the call's own pattern: pruning the algos the
-    table cannot choose changes no NAME_auto launch."""
-    so = ctypes.CDLL(str(pruned_lib.so))
+def test_auto_choice_is_kept_in_the_calls_own_pattern(hinted_lib, q, aligned):
+    """Whatever NAME_auto picks is among the algos tuning_reach keeps for the call's own pattern:
+    pruning to those changes no NAME_auto launch."""
+    so = ctypes.CDLL(str(hinted_lib.so))
     fn = so.mm_auto_algo
     fn.argtypes = [ctypes.c_int] + [ctypes.c_uint64] * 3 + [ctypes.c_int32] * 3
     ptr = ALIGNED if aligned else ALIGNED + 8
     got = fn(90, ptr, ptr, ptr, *q)
-    hints = " ".join(h for h, ok in (("a_ptr:16 b_ptr:16 c_ptr:16", aligned),
-                                     ("K:16", q[2] % 16 == 0)) if ok)
-    table = tuning.Table.from_json(table_for(hinted_variants(), [HINTED]).to_json())
-    assert got == tuning.lookup(table, 90, q, 1, hints)
     pattern = ALIGNED_K if aligned and q[2] % 16 == 0 else ALIGNED_ONLY if aligned else ""
     if pattern:
+        table = tuning.Table.from_json(table_for(hinted_variants(), [HINTED]).to_json())
         kept = tuning_reach.specialization_algos(table, [ALIGNED_K, ALIGNED_ONLY, ""], 1)
         assert got in kept[pattern]
