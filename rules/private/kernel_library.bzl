@@ -170,7 +170,7 @@ which algo that is.
 
 Output groups: `ptx`, `ttir`, `ttgir`, `llir`, `cubin`, `sass`, `metadata`, `c_sources`,
 `tuning` (a shared object of the library with the runtime, the records and the table: what
-`tools/tune` packs for the GPU machine); for
+`tools/tune` packs for the GPU machine), `tuning_hints` (just its NAME.tuning_hints.bzl); for
 `hip:gfx...` targets `ttir`, `ttgir`, `llir`, `amdgcn`, `hsaco` (the others are empty).
 
 HIP (`targets = ["hip:gfx90a", "hip:gfx942"]`): the same API with HIP's types,
