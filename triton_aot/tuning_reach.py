@@ -13,13 +13,13 @@ The model, per device of the table and per hint class c of a call (tuning.classe
 holds):
 
 - reach(c): the algos `choose` returns for a call of class c: every tuned point's own winner
-  (a query on a point of its class takes it), and the vote at every point of a grid over the key
-  space in log2 steps of STEP (1/2 octave; on the committed matmul table 1/4 gives the
-  same sets) from 0 to 2 octaves past the largest tuned value of
-  each key, then at 1, 2, 4, ... 32 octaves further (past every point the neighbours' order
-  along that key no longer changes, only their distances grow); a key that c hints `:1` takes
-  only 1 (log2 0), a key it hints `:16` only 0 or >= 16. The tuning_default_algo is in every
-  set: it is what a device the table lacks gets.
+  (a query on a point of its class takes it), and the vote at every tuned point's key and at
+  every point of a grid over the key space in log2 steps of STEP (1/2 octave; on the committed
+  fp16 matmul table a 1/4-octave grid gives the same set for its largest class, 832 points)
+  from 0 to 2 octaves past the largest tuned value of each key, then at 1, 2, 4, ... 32 octaves
+  further (past every point the neighbours' order along that key no longer changes, only their
+  distances grow); a key that c hints `:1` takes only 1 (log2 0), a key it hints `:16` only 0
+  or >= 16. The tuning_default_algo is in every set: it is what a device the table lacks gets.
 - a call launches pattern S's variant when S is the first pattern (dispatch order) whose hints
   hold. A call of class c can launch S only if S's and c's hints can hold together (no argument
   both `:1` and `:16`), no class before c and no pattern before S hold for a call with just those
