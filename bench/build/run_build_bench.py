@@ -48,6 +48,7 @@ ROOTFS_PYTHON = "/opt/rules_triton/venv/bin/python3"
 
 TARGETS = ["//kernels/...", "//app:example_kernels"]
 WORKER_FLAG = "--@rules_triton//:persistent_worker"
+ONE_SHOT_FLAG = "--@rules_triton//:persistent_worker=false"
 EDIT_FILE = "kernels/add.py"
 EDIT_LABEL = "//kernels:add"
 SCALING = (8, 32, 128)
@@ -671,7 +672,7 @@ class Bench:
         server without `clean`: 8, then 32, then 128 new specializations."""
         co = self.checkout("scaling")
         ns = tuple(n for n in SCALING if n <= self.args.max_scaling)
-        modes = (("one_shot", []), ("worker", [WORKER_FLAG]))
+        modes = (("one_shot", [ONE_SHOT_FLAG]), ("worker", [WORKER_FLAG]))
         for mode, _ in modes:
             pkg = co.ws / f"bench_scaling_{mode}"
             pkg.mkdir()
@@ -704,7 +705,7 @@ class Bench:
         res["source"] = source_info()
         res["config"] = {"targets": TARGETS, "reps": self.args.reps,
                          "floor_rounds": self.args.floor_rounds, "max_busy": self.args.max_busy}
-        modes = {"one_shot": [], "worker": [WORKER_FLAG]}
+        modes = {"one_shot": [ONE_SHOT_FLAG], "worker": [WORKER_FLAG]}
         res["modes"] = {}
         for mode, flags in modes.items():
             try:

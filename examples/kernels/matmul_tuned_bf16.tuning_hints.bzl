@@ -42,3 +42,32 @@ SPECIALIZATIONS = [
     "a_ptr:16 b_ptr:16 c_ptr:16 stride_ak:1 stride_bn:1 stride_cn:1",
     "",
 ]
+
+# The algos NAME_auto can launch through each pattern, by the tuning table
+# (triton_aot.tuning_reach); the generic variant has every algo.
+SPECIALIZATION_ALGOS = {
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:16 N:16 K:16 stride_am:16 stride_ak:1 stride_bk:16 stride_bn:1 stride_cm:16 stride_cn:1": ["0", "2", "3", "4", "5", "6", "7", "8", "10", "11", "12", "13", "14", "15", "16", "17", "18", "19", "20", "21", "22", "23", "24", "25", "26", "27"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:16 N:16 K:1 stride_am:1 stride_ak:1 stride_bk:16 stride_bn:1 stride_cm:16 stride_cn:1": ["2", "3", "4", "5", "6", "7", "12"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:16 N:1 K:16 stride_am:16 stride_ak:1 stride_bk:1 stride_bn:1 stride_cm:1 stride_cn:1": ["2", "3", "5", "6", "12", "17", "21"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:1 N:16 K:16 stride_am:16 stride_ak:1 stride_bk:16 stride_bn:1 stride_cm:16 stride_cn:1": ["2", "5", "6", "7", "10", "11", "12", "16", "17", "18", "19"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:1 N:16 K:1 stride_am:1 stride_ak:1 stride_bk:16 stride_bn:1 stride_cm:16 stride_cn:1": ["2", "5", "6"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:1 N:1 K:16 stride_am:16 stride_ak:1 stride_bk:1 stride_bn:1 stride_cm:1 stride_cn:1": ["2", "5", "12", "17"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 N:16 K:16 stride_am:16 stride_ak:1 stride_bk:16 stride_bn:1 stride_cm:16 stride_cn:1": ["0", "2", "3", "4", "5", "6", "7", "8", "10", "11", "12", "13", "14", "15", "16", "17", "18", "19", "20", "21", "22", "23", "24", "25", "27"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 N:16 K:1 stride_am:1 stride_ak:1 stride_bk:16 stride_bn:1 stride_cm:16 stride_cn:1": ["1", "2", "3", "4", "5", "6", "7", "11", "12"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 N:1 K:16 stride_am:16 stride_ak:1 stride_bk:1 stride_bn:1 stride_cm:1 stride_cn:1": ["2", "3", "5", "6", "12", "17", "21"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:16 N:16 stride_ak:1 stride_bk:16 stride_bn:1 stride_cm:16 stride_cn:1": ["0", "2", "3", "4", "5", "6", "7", "8", "10", "12", "13", "15", "16", "17", "18", "19", "20", "21", "22", "23", "24", "25", "27"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:16 N:1 stride_ak:1 stride_bk:1 stride_bn:1 stride_cm:1 stride_cn:1": ["2", "3", "5", "6", "10", "12", "13", "16", "17", "21"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:1 N:16 stride_ak:1 stride_bk:16 stride_bn:1 stride_cm:16 stride_cn:1": ["2", "5", "6", "7", "10", "12", "16", "17", "18", "19", "20"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:1 N:1 stride_ak:1 stride_bk:1 stride_bn:1 stride_cm:1 stride_cn:1": ["2", "12", "17"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:16 K:16 stride_am:16 stride_ak:1 stride_bn:1 stride_cn:1": ["0", "2", "3", "4", "5", "6", "7", "8", "10", "12", "13", "14", "16", "17", "18", "19", "20", "21", "22", "23", "24", "25", "26", "27"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:16 K:1 stride_am:1 stride_ak:1 stride_bn:1 stride_cn:1": ["2", "3", "4", "5", "6", "7", "12"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:1 K:16 stride_am:16 stride_ak:1 stride_bn:1 stride_cn:1": ["2", "5", "6", "7", "10", "12", "16", "17", "18", "20"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:1 K:1 stride_am:1 stride_ak:1 stride_bn:1 stride_cn:1": ["2", "5", "6"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 N:16 stride_ak:1 stride_bk:16 stride_bn:1 stride_cm:16 stride_cn:1": ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", "19", "20", "21", "22", "23", "24", "25", "27"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 N:1 stride_ak:1 stride_bk:1 stride_bn:1 stride_cm:1 stride_cn:1": ["2", "3", "4", "5", "6", "7", "10", "12", "16", "17", "21"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 K:16 stride_am:16 stride_ak:1 stride_bn:1 stride_cn:1": ["0", "2", "3", "4", "5", "6", "7", "8", "10", "12", "13", "14", "16", "17", "18", "20", "21", "22", "23", "25", "26", "27"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 K:1 stride_am:1 stride_ak:1 stride_bn:1 stride_cn:1": ["2", "3", "4", "5", "6", "7", "12"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:16 stride_ak:1 stride_bn:1 stride_cn:1": ["2", "3", "4", "5", "6", "7", "10", "12", "13", "16", "17", "18", "20", "22", "23", "24", "25", "26"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:1 stride_ak:1 stride_bn:1 stride_cn:1": ["2", "5", "6", "7", "10", "12", "16", "17", "18", "20", "25", "26"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 stride_ak:1 stride_bn:1 stride_cn:1": ["2", "3", "4", "5", "6", "7", "10", "12", "13", "16", "17", "18", "20", "23", "25", "26", "27"],
+}

@@ -12,3 +12,14 @@ SPECIALIZATIONS = [
     "y_ptr:16 x_ptr:16 w_ptr:16",
     "",
 ]
+
+# The algos NAME_auto can launch through each pattern, by the tuning table
+# (triton_aot.tuning_reach); the generic variant has every algo.
+SPECIALIZATION_ALGOS = {
+    "y_ptr:16 x_ptr:16 w_ptr:16 x_row_stride:16 y_row_stride:16 n_rows:16 n_cols:16": ["0", "2", "4", "5", "6", "7", "8", "9", "10"],
+    "y_ptr:16 x_ptr:16 w_ptr:16 x_row_stride:16 y_row_stride:16 n_rows:1 n_cols:16": ["4", "5", "7", "9", "10"],
+    "y_ptr:16 x_ptr:16 w_ptr:16 x_row_stride:16 y_row_stride:16 n_cols:16": ["2", "3", "4", "5", "6", "7", "8", "9", "10"],
+    "y_ptr:16 x_ptr:16 w_ptr:16 n_rows:16": ["0", "1", "2", "3", "4", "5", "7", "8", "9"],
+    "y_ptr:16 x_ptr:16 w_ptr:16 n_rows:1": ["3", "4", "5", "8", "9", "10"],
+    "y_ptr:16 x_ptr:16 w_ptr:16": ["0", "1", "2", "3", "4", "5", "7", "8", "9", "10"],
+}

@@ -389,12 +389,14 @@ def compile_c_library(ctx, *, c_file, header, runtime):
         cc_toolchain = cc_toolchain,
     )
 
-def derive_tuning_hints(ctx, toolchain, *, c_name, record, inputs):
+def derive_tuning_hints(ctx, toolchain, *, c_name, record, inputs, tuning):
     """Writes NAME.tuning_hints.bzl: the JIT's hint patterns of the tuning calls.
 
     `python3 -m triton_aot.call_hints` runs the `tuning_inputs` file's `make_args` on meta
     tensors; `tools/tune` copies the result beside the table, where the BUILD file loads it as
-    the library's `specializations`.
+    the library's `specializations`. With a table, also the algos NAME_auto can launch through
+    each pattern (`SPECIALIZATION_ALGOS`, triton_aot.tuning_reach), the library's
+    `specialization_algos`.
 
     Args:
       ctx: the rule context.
@@ -402,6 +404,7 @@ def derive_tuning_hints(ctx, toolchain, *, c_name, record, inputs):
       c_name: the library's C name (its `DTYPES` entry in the inputs file).
       record: one variant record (JSON) of the library: the C API's arguments.
       inputs: the `tuning_inputs` File.
+      tuning: the tuned dispatch's settings (table File or None, default_algo).
 
     Returns:
       The .bzl File.
@@ -412,12 +415,15 @@ def derive_tuning_hints(ctx, toolchain, *, c_name, record, inputs):
     args.add(record, format = "--record=%s")
     args.add(c_name, format = "--library=%s")
     args.add(out, format = "--out_bzl=%s")
+    if tuning.table:
+        args.add(tuning.table, format = "--tuning=%s")
+        args.add(str(tuning.default_algo), format = "--tuning_default_algo=%s")
     run_triton_tool(
         ctx,
         toolchain,
         module = "call_hints",
         args = args,
-        inputs = [inputs, record],
+        inputs = [inputs, record] + ([tuning.table] if tuning.table else []),
         outputs = [out],
         mnemonic = "TritonTuningHints",
         progress_message = "Deriving the tuning calls' hint patterns of %{label}",

@@ -11,7 +11,7 @@ load(":actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "check_kernel_import", "compi
 load(":kernel_source.bzl", "kernel_source")
 load(":providers.bzl", "TritonKernelInfo")
 load(":toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
-load(":validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specializations", "check_targets", "check_tensordesc_targets", "ptx_fallback_arch", "signature_entries")
+load(":validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specialization_algos", "check_specializations", "check_targets", "check_tensordesc_targets", "ptx_fallback_arch", "signature_entries")
 
 def _targets(ctx):
     if ctx.attr.targets:
@@ -55,6 +55,10 @@ def _triton_kernel_library_impl(ctx):
         "signature": ctx.attr.signature,
     })
 
+    spec_algos = {}
+    if ctx.attr._specialization_algos[BuildSettingInfo].value:
+        spec_algos = check_specialization_algos(label, ctx.attr.specialization_algos, specializations, len(algos))
+
     source = kernel_source(ctx, "'{}'".format(ctx.attr.kernel))
     worker = ctx.attr._persistent_worker[BuildSettingInfo].value
     hip = targets[0].startswith("hip:")
@@ -66,6 +70,8 @@ def _triton_kernel_library_impl(ctx):
             for target, arch in zip(targets, archs):
                 if algo["targets"] and target not in algo["targets"]:
                     continue  # the algo is restricted to other targets
+                if hints in spec_algos and algo_index not in spec_algos[hints]:
+                    continue  # never launched through this pattern (the table's choices)
                 variants.append(struct(
                     symbol = "{}_a{}_s{}_{}".format(c_name, algo_index, spec_index, arch if hip else "sm" + arch),
                     algo = algo,
@@ -130,7 +136,11 @@ def _triton_kernel_library_impl(ctx):
         }))
         tuning_files.append(about)
         if ctx.file.tuning_inputs:
-            tuning_files.append(derive_tuning_hints(ctx, toolchain, c_name = c_name, record = metadata[0], inputs = ctx.file.tuning_inputs))
+            hints_bzl = derive_tuning_hints(ctx, toolchain, c_name = c_name, record = metadata[0], inputs = ctx.file.tuning_inputs, tuning = tuning)
+            tuning_files.append(hints_bzl)
+
+            # Alone, for the test that the committed copy is current (it needs one variant).
+            groups["tuning_hints"] = depset([hints_bzl])
     groups["tuning"] = depset(tuning_files)
     return [
         DefaultInfo(files = depset([library.h])),
@@ -160,7 +170,7 @@ which algo that is.
 
 Output groups: `ptx`, `ttir`, `ttgir`, `llir`, `cubin`, `sass`, `metadata`, `c_sources`,
 `tuning` (a shared object of the library with the runtime, the records and the table: what
-`tools/tune` packs for the GPU machine); for
+`tools/tune` packs for the GPU machine), `tuning_hints` (just its NAME.tuning_hints.bzl); for
 `hip:gfx...` targets `ttir`, `ttgir`, `llir`, `amdgcn`, `hsaco` (the others are empty).
 
 HIP (`targets = ["hip:gfx90a", "hip:gfx942"]`): the same API with HIP's types,
@@ -214,6 +224,15 @@ sizes may be `{CONSTEXPR}` placeholders filled in per algo (`tensordesc<fp16[{BL
 {BLOCK_K}]>`). Upstream signature strings work as-is. The entries may stop early: the constexprs
 after the last one take their algo value, their `@triton.heuristics` value or their Python
 default, and an argument whose default is None is None.""",
+        ),
+        "specialization_algos": attr.string_list_dict(
+            doc = """Per specialization (hint pattern, as in `specializations`), the algos
+(indices, as strings) compiled for it; a pattern not listed gets every algo, and the generic
+variant `""` always has every algo. A call launches the first variant (most hints first) whose
+hints hold and that has its algo, at worst the generic one, so `NAME(..., algo_id)` works for
+every algo. For tuned libraries: `SPECIALIZATION_ALGOS` of `NAME.tuning_hints.bzl`, the algos
+`NAME_auto` can choose through each pattern by the tuning table (tools/tune writes it). The
+flag `--@rules_triton//:specialization_algos=false` ignores it.""",
         ),
         "specializations": attr.string_list(
             default = [""],
@@ -275,6 +294,7 @@ returns the C API's arguments after the stream (tensors for pointers); optionall
         "_default_targets": attr.label(default = Label("//:targets")),
         "_persistent_worker": attr.label(default = Label("//:persistent_worker")),
         "_tuning_stale_ok": attr.label(default = Label("//:tuning_stale_ok")),
+        "_specialization_algos": attr.label(default = Label("//:specialization_algos")),
         "_cc_toolchain": attr.label(default = Label("@bazel_tools//tools/cpp:current_cc_toolchain")),
         # The C runtime every library's C calls into (compiled once, not per library).
         "_runtime": attr.label(default = Label("//runtime"), providers = [CcInfo]),

@@ -277,6 +277,34 @@ def check_specializations(label, specializations):
         result.append(key)
     return result
 
+def check_specialization_algos(label, specialization_algos, specializations, num_algos):
+    """Checks `specialization_algos` against the (normalised) specializations and the algos.
+
+    Args:
+      label: the target's label (for messages).
+      specialization_algos: the attribute: hint pattern -> list of algo indices (strings).
+      specializations: the normalised specializations (check_specializations).
+      num_algos: how many algos the library has.
+
+    Returns:
+      dict: normalised pattern -> dict of the algo indices (int) it keeps; a pattern it does not
+      name keeps every algo.
+    """
+    result = {}
+    for spec, algos in specialization_algos.items():
+        key = " ".join(sorted([t for t in spec.replace(",", " ").split(" ") if t]))
+        if not key:
+            _err(label, "specialization_algos", "lists the generic pattern (''), which keeps every algo (the explicit NAME(..., algo_id) and the fallback launch it); remove that entry")
+        if key not in specializations:
+            _err(label, "specialization_algos", "'{}' is not one of the specializations; regenerate the .tuning_hints.bzl it comes from with tools/tune, or list the pattern in specializations".format(spec))
+        kept = {}
+        for a in algos:
+            if not a.isdigit() or int(a) >= num_algos:
+                _err(label, "specialization_algos", "'{}': '{}' is not an algo index (0..{})".format(spec, a, num_algos - 1))
+            kept[int(a)] = True
+        result[key] = kept
+    return result
+
 # What a string constexpr may hold: it ends up in --constexprs (comma separated), in C comments
 # and in info strings, so no quote, comma or bracket (triton_aot.signature accepts the same).
 _STRING_CHARS = _LETTERS + _DIGITS + " .+-"

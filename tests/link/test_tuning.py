@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 import harness
 from harness import arg, constexpr, variant
-from triton_aot import tuning
+from triton_aot import tuning, tuning_reach
 from triton_aot import record_reader
 
 BLOCKS = (16, 32, 64)
@@ -355,3 +355,90 @@ def test_a_key_and_pattern_twice_is_refused():
     with pytest.raises(tuning.TableError, match=r"key \[64, 64, 64\] with hints "
                        r"'a_ptr:16 stride_ak:1 stride_bk:1' appears twice"):
         tuning.Table.from_json(text)
+
+# ---- pruned specializations: each pattern keeps the algos NAME_auto can launch through it ----
+
+
+def test_reach_covers_every_choice_of_the_class():
+    """Every algo `choose` picks for a call of a class (dense queries, finer than the module's
+    grid) is kept by the pattern such calls launch; the generic pattern is not listed."""
+    table = tuning.Table.from_json(table_for(hinted_variants(), [HINTED]).to_json())
+    kept = tuning_reach.specialization_algos(table, [ALIGNED_K, ALIGNED_ONLY, ""], 1)
+    assert set(kept) == {ALIGNED_K, ALIGNED_ONLY}
+    for pattern, hint_class in ((ALIGNED_K, 0), (ALIGNED_ONLY, 1)):
+        rows = tuning.rows_of(table, table.devices[0])
+        picks = {tuning.choose(rows, (m, n, k), hint_class, 1)
+                 for m in range(0, 16 * 256, 96) for n in range(0, 16 * 256, 384)
+                 for k in range(0, 16 * 256, 96)}
+        assert picks <= set(kept[pattern]), pattern
+    # the class's own winners are all there, and something was left out
+    assert {0} <= set(kept[ALIGNED_ONLY]) and {1, 2} <= set(kept[ALIGNED_K])
+    assert sum(map(len, kept.values())) < 2 * len(BLOCKS)
+
+
+def test_reach_keeps_the_default_for_devices_the_table_lacks():
+    table = tuning.Table.from_json(table_for(hinted_variants(), [HINTED]).to_json())
+    for default in range(len(BLOCKS)):
+        kept = tuning_reach.specialization_algos(table, [ALIGNED_K, ALIGNED_ONLY, ""], default)
+        assert all(default in algos for algos in kept.values())
+
+
+def test_reach_of_a_pattern_without_a_class():
+    """A pattern that holds for calls no class of the table holds for keeps what the vote of
+    every class's points picks for them (class -1)."""
+    table = tuning.Table.from_json(table_for(hinted_variants(), [HINTED]).to_json())
+    kept = tuning_reach.specialization_algos(table, [ALIGNED_K, ALIGNED_ONLY, "K:16", ""], 1)
+    rows = tuning.rows_of(table, table.devices[0])
+    picks = {tuning.choose(rows, (m, m, k), -1, 1)
+             for m in range(0, 16 * 256, 128) for k in range(1024, 16 * 256, 128)}
+    assert picks <= set(kept["K:16"])
+
+
+# Cut from the hinted library: algo 1 from ALIGNED_K (the winner at 64^3 there), algo 2 from
+# ALIGNED_ONLY.
+PRUNED = {"mm_a1_ak", "mm_a2_a"}
+
+
+@pytest.fixture(scope="module")
+def pruned_lib(tmp_path_factory):
+    out = tmp_path_factory.mktemp("pruned")
+    metas = [m for m in hinted_variants() if m["symbol"] not in PRUNED]
+    table = out / "mm.tuning.json"
+    table.write_text(table_for(hinted_variants(), [HINTED]).to_json())
+    return harness.build(out, "mm", metas, link_flags=(
+        f"--tuning={table}", "--tuning_key=M,N,K", "--tuning_default_algo=1"))
+
+
+@pytest.mark.parametrize("m,n,k,offset,algo,explicit,auto", [
+    # NAME_auto picks algo 1 on its ALIGNED_K point, where algo 1 was cut: the next variant of
+    # algo 1 whose hints hold (aligned only) runs, not the generic one; so does mm(..., 1)
+    (64, 64, 64, 0, 1, "mm_a1_a", "mm_a1_a"),
+    # algo 2 was cut from ALIGNED_ONLY: K % 16 != 0 falls back to the generic variant
+    (2048, 2048, 2047, 0, 2, "mm_a2_g", "mm_a0_a"),
+    # kept algos launch their own pattern's variant
+    (2048, 2048, 2048, 0, 2, "mm_a2_ak", "mm_a2_ak"),
+    (2048, 2048, 2048, 0, 0, "mm_a0_ak", "mm_a2_ak"),
+    # unaligned pointers: the generic variant has every algo
+    (2048, 2048, 2048, 8, 1, "mm_a1_g", "-"),
+])
+def test_pruned_algo_launches_the_most_specific_variant_that_has_it(
+        pruned_lib, run_prog, m, n, k, offset, algo, explicit, auto):
+    assert run_prog(pruned_lib, "pruned.c", m, n, k, offset, algo, explicit,
+                    auto).stdout == "OK\n"
+
+
+@settings(max_examples=200, deadline=None)
+@given(q=st.tuples(*[st.integers(min_value=1, max_value=1 << 16)] * 3), aligned=st.booleans())
+def test_auto_choice_is_kept_in_the_calls_own_pattern(hinted_lib, q, aligned):
+    """Whatever NAME_auto picks is among the algos tuning_reach keeps for the call's own pattern:
+    pruning to those changes no NAME_auto launch."""
+    so = ctypes.CDLL(str(hinted_lib.so))
+    fn = so.mm_auto_algo
+    fn.argtypes = [ctypes.c_int] + [ctypes.c_uint64] * 3 + [ctypes.c_int32] * 3
+    ptr = ALIGNED if aligned else ALIGNED + 8
+    got = fn(90, ptr, ptr, ptr, *q)
+    pattern = ALIGNED_K if aligned and q[2] % 16 == 0 else ALIGNED_ONLY if aligned else ""
+    if pattern:
+        table = tuning.Table.from_json(table_for(hinted_variants(), [HINTED]).to_json())
+        kept = tuning_reach.specialization_algos(table, [ALIGNED_K, ALIGNED_ONLY, ""], 1)
+        assert got in kept[pattern]

@@ -77,6 +77,21 @@ RULE_CASES = [
         expected = ["attribute 'specializations': entry 0 ('x_ptr=16'): 'x_ptr=16' is not a hint", "write NAME:16", "or NAME:1"],
     ),
     struct(
+        id = "rule_specialization_algos_unknown_pattern",
+        attrs = dict(specializations = ["x_ptr:16", ""], specialization_algos = {"y_ptr:16": ["0"]}),
+        expected = ["attribute 'specialization_algos': 'y_ptr:16' is not one of the specializations", "regenerate the .tuning_hints.bzl", "or list the pattern in specializations"],
+    ),
+    struct(
+        id = "rule_specialization_algos_generic",
+        attrs = dict(specialization_algos = {"": ["0"]}),
+        expected = ["attribute 'specialization_algos': lists the generic pattern ('')", "remove that entry"],
+    ),
+    struct(
+        id = "rule_specialization_algos_index",
+        attrs = dict(specializations = ["x_ptr:16", ""], specialization_algos = {"x_ptr:16": ["1"]}),
+        expected = ["attribute 'specialization_algos': 'x_ptr:16': '1' is not an algo index (0..0)", "is not an algo index"],
+    ),
+    struct(
         id = "rule_algos_missing",
         attrs = dict(algos = []),
         expected = ["attribute 'algos': is empty but the signature has constexpr names (BLOCK)", "add triton_algo(constexprs = {...})"],

@@ -331,6 +331,30 @@ def _tuning_test_impl(ctx):
 
 tuning_test = analysistest.make(_tuning_test_impl)
 
+# --- specialization_algos: the listed patterns compile only their algos ------------------------
+
+def _compiled_symbols(env):
+    return sorted([_flag_values(a, "symbol")[0] for a in _compile_actions(env)])
+
+def _specialization_algos_test_impl(ctx):
+    env = analysistest.begin(ctx)
+
+    # specialization 0 (all hints) keeps algo 1 only; the generic one (1) has both algos
+    asserts.equals(env, ["add_pruned_a0_s1_sm90", "add_pruned_a1_s0_sm90", "add_pruned_a1_s1_sm90"], _compiled_symbols(env))
+    return analysistest.end(env)
+
+specialization_algos_test = analysistest.make(_specialization_algos_test_impl)
+
+def _specialization_algos_off_test_impl(ctx):
+    env = analysistest.begin(ctx)
+    asserts.equals(env, 4, len(_compiled_symbols(env)), "every algo in every specialization (tools/tune)")
+    return analysistest.end(env)
+
+specialization_algos_off_test = analysistest.make(
+    _specialization_algos_off_test_impl,
+    config_settings = {str(Label("//:specialization_algos")): False},
+)
+
 def analysis_test_suite(name):
     """Declares every analysis test.
 
@@ -350,6 +374,8 @@ def analysis_test_suite(name):
         (archive_toolchain_test, ":archive_toolchain"),
         (hip_test, ":add_hip"),
         (tuning_test, ":add_tuned"),
+        (specialization_algos_test, ":add_pruned"),
+        (specialization_algos_off_test, ":add_pruned"),
     ]:
         test_name = "{}_{}_{}".format(name, len(tests), subject.lstrip(":"))
         test_rule(name = test_name, target_under_test = subject)
