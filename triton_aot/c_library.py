@@ -167,7 +167,7 @@ def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
     keys = [c_syntax.param(k) for k in tuned.key]
     nk = len(keys)
     num_algos = len(plan.algos)
-    rows, slow_rows, devices, notes = [], [], [], []
+    rows, slow_rows, allowed_rows, devices, notes = [], [], [], [], []
     table = tuned.table
     classes = tuning.classes(table) if table else []
     for dev in (table.devices if table else ()):
@@ -180,6 +180,9 @@ def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
             rows.append(f"    {{{', '.join(map(str, r.logs))}, {r.hint_class}, {r.winner}}}, /* "
                         f"{', '.join(f'{k}={v}' for k, v in zip(tuned.key, p.key))} */\n")
             slow_rows.append(f"    {{{', '.join(map(str, r.slow))}}},\n")
+        for algos in tuning.class_algos(table, dev):
+            allowed_rows.append("    {" + ", ".join("1" if a in algos else "0"
+                                                    for a in range(num_algos)) + "},\n")
         winners = sorted({r.winner for r in dev_rows})
         notes.append(f" *   sm_{dev.sm} ({c_syntax.comment(dev.name)}): {len(dev_rows)} tuned "
                      f"point(s), algos {', '.join(map(str, winners))}\n")
@@ -194,6 +197,8 @@ def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
         tables = t.render("tuned_table.c.tmpl", num_rows=len(rows), row_len=nk + 2,
                           num_keys=nk, winner_col=nk + 1, rows=CCode("".join(rows)),
                           slow_rows=CCode("".join(slow_rows)), num_algos=num_algos,
+                          allowed_rows=CCode("".join(allowed_rows)),
+                          num_allowed=len(allowed_rows), num_class_slots=len(classes) + 1,
                           num_devices=len(devices), device_rows=CCode("".join(devices)),
                           log2_frac=CCode(",".join(
                               "\n    " * (i % 16 == 0) + f" {v}"[i % 16 == 0:]

@@ -34,9 +34,10 @@ table no longer describes it and fails the build with the command that retunes i
 Lookup (the C of NAME_auto and `lookup()` here, which agree bit for bit): the key arguments'
 base-2 logarithms in fixed point (1/256 octave, from the position of the leading bit and a
 256-entry table of the next 8 bits; values <= 1 count as 1), then the tuned point of the
-device's SM nearest in the sum of per-key |log2 difference| (L1 in log space), the first in
-table order on ties; its winner is launched. A device SM with no points, or no table, gives
-the library's default algo (`tuning_default_algo`).
+device's SM vote (`choose` below: the 8 nearest in the sum of per-key |log2 difference|, L1 in
+log space, within the call's hint class first), among the few algos of the class's portfolio.
+A device SM with no points, or no table, gives the library's default algo
+(`tuning_default_algo`).
 """
 
 from __future__ import annotations
@@ -289,11 +290,12 @@ def read_table(path: str | Path) -> Table:
 # The selection model: the NEIGHBOURS tuned points nearest the query vote for each algo with
 # its slowdown there (log2 of its time over that point's best, in 1/256 octave, capped at
 # SLOW_CAP: failed or unmeasured algos count as that slow), weighted by WEIGHT // (distance +
-# DISTANCE_BIAS); the algo with the smallest sum is launched. A point of another hint class
+# DISTANCE_BIAS); the algo of the call class's portfolio (below) with the smallest sum is
+# launched. A point of another hint class
 # (triton_aot.call_hints: the pattern the call's variant was compiled for) is CLASS_PENALTY
 # further away: without 16-byte rows the fastest tiles are others, so such points only count
 # when the call's own class has none near. A query on a tuned point of its class launches that
-# point's winner. The values were chosen by leave-one-out over the committed tables
+# point's winner (the fastest portfolio algo there). The values were chosen by leave-one-out over the committed tables
 # (bench/tune/selection_eval.py, bench/results/selection.md).
 NEIGHBOURS = 8
 CLASS_PENALTY = 4 * Q
@@ -327,12 +329,66 @@ def slowdowns(p: Point, num_algos: int) -> tuple[int, ...]:
                  if isinstance(t, float) else SLOW_CAP for t in p.times_us)
 
 
-def rows_of(table: Table, dev: Device) -> list[Row]:
-    """The device's points that have a winner, in table order."""
+# Each hint class chooses among a few algos only, its portfolio: the algos added one at a time,
+# each the one that most lowers the summed slowdown of the class's points (each point counting
+# its best portfolio algo), until those points keep PORTFOLIO_KEEP of their best time
+# (geometric mean) or the portfolio has PORTFOLIO_MAX algos. A tuned library compiles, through
+# each hint pattern, only the algos the vote can pick there (triton_aot.tuning_reach): the full
+# list in every pattern multiplies the build by the number of patterns for the last percent or
+# two. A class without points of its own (a layout the table was not tuned on), and a call of no
+# class, choose from the portfolio of all the device's points.
+PORTFOLIO_KEEP_Q = round(Q * math.log2(1 / 0.98))  # mean slowdown, 1/256 octave: 98% kept
+PORTFOLIO_MAX = 8
+
+
+def portfolio(slows: Sequence[Sequence[int]]) -> tuple[int, ...]:
+    """The portfolio (sorted algo indices) of points with these slowdowns (`Row.slow`)."""
+    if not slows:
+        return ()
+    num_algos = len(slows[0])
+    chosen: list[int] = []
+    best = [SLOW_CAP] * len(slows)  # per point: its slowdown on the chosen algos' best
+    while len(chosen) < min(PORTFOLIO_MAX, num_algos):
+        add = min((a for a in range(num_algos) if a not in chosen),
+                  key=lambda a: (sum(min(b, s[a]) for b, s in zip(best, slows)), a))
+        chosen.append(add)
+        best = [min(b, s[add]) for b, s in zip(best, slows)]
+        if sum(best) <= PORTFOLIO_KEEP_Q * len(slows):
+            break
+    return tuple(sorted(chosen))
+
+
+def class_algos(table: Table, dev: Device) -> list[tuple[int, ...]]:
+    """The algos a call of each class may be given on `dev`: index class + 1 (0: a call of no
+    class), as the C table holds them."""
     index = {h: i for i, h in enumerate(classes(table))}
-    return [Row(tuple(log2_q8(v) for v in p.key), index.get(p.hints, -1), p.winner,
-                slowdowns(p, len(table.algos)))
-            for p in dev.points if p.winner is not None]
+    slows: dict[int, list] = {}
+    everything = []
+    for p in dev.points:
+        if p.winner is None:
+            continue
+        slow = slowdowns(p, len(table.algos))
+        slows.setdefault(index.get(p.hints, -1), []).append(slow)
+        everything.append(slow)
+    shared = portfolio(everything)
+    return [portfolio(slows[c]) if slows.get(c) and c >= 0 else shared
+            for c in range(-1, len(index))]
+
+
+def rows_of(table: Table, dev: Device) -> list[Row]:
+    """The device's points that have a winner, in table order; a point's winner is the fastest
+    algo of its class's portfolio there."""
+    index = {h: i for i, h in enumerate(classes(table))}
+    allowed = class_algos(table, dev)
+    rows = []
+    for p in dev.points:
+        if p.winner is None:
+            continue
+        cls = index.get(p.hints, -1)
+        slow = slowdowns(p, len(table.algos))
+        rows.append(Row(tuple(log2_q8(v) for v in p.key), cls,
+                        min(allowed[cls + 1], key=lambda a: (slow[a], a)), slow))
+    return rows
 
 
 def point_logs(points: Iterable[Point]) -> list[tuple[tuple[int, ...], int]]:
@@ -354,8 +410,9 @@ def class_of(table: Table, call_hints: str | None) -> int:
 
 def choose(rows: Sequence[Row], q: Sequence[int], hint_class: int, default: int,
            neighbours: int = NEIGHBOURS, class_penalty: int = CLASS_PENALTY,
-           distance_bias: int = DISTANCE_BIAS) -> int:
-    """The model above on log2_q8 query values (integer arithmetic, as the C does it)."""
+           distance_bias: int = DISTANCE_BIAS, allowed: Sequence[int] | None = None) -> int:
+    """The model above on log2_q8 query values (integer arithmetic, as the C does it); the vote
+    picks among `allowed` (the call class's portfolio; None: every algo)."""
     if not rows:
         return default
     near: list[tuple[int, int]] = []  # (distance, row index), nearest first, table order on ties
@@ -374,7 +431,7 @@ def choose(rows: Sequence[Row], q: Sequence[int], hint_class: int, default: int,
         w = WEIGHT // (d + distance_bias)
         for a, s in enumerate(rows[i].slow):
             score[a] += w * s
-    return min(range(num_algos), key=lambda a: (score[a], a))
+    return min(range(num_algos) if allowed is None else allowed, key=lambda a: (score[a], a))
 
 
 def lookup(table: Table | None, sm: int, query: Sequence[int], default: int,
@@ -383,8 +440,9 @@ def lookup(table: Table | None, sm: int, query: Sequence[int], default: int,
     for a call with the JIT hint pattern `call_hints` (triton_aot.call_hints spelling)."""
     dev = table.device(sm) if table else None
     rows = rows_of(table, dev) if dev else []
-    return choose(rows, [log2_q8(v) for v in query], class_of(table, call_hints) if table else -1,
-                  default)
+    cls = class_of(table, call_hints) if table else -1
+    return choose(rows, [log2_q8(v) for v in query], cls, default,
+                  allowed=class_algos(table, dev)[cls + 1] if rows else None)
 
 
 # ---- seeding from Triton's autotune cache ------------------------------------------------------
