@@ -291,6 +291,19 @@ class RmsNorm:
         return 3.0 * shape[0] * shape[1]
 
 
+def algos_of_pattern(pack: Path, name: str) -> dict[str, set[int]]:
+    """The algos each hint pattern (call_hints spelling) of the packed library has a variant
+    of: a pruned library compiles only some algos in a pattern."""
+    from triton_aot import call_hints, record_reader
+    out: dict[str, set[int]] = {}
+    for f in (pack / "records").glob("*.json"):
+        rec = record_reader.read_json(f.read_text(encoding="utf-8"))
+        if rec.symbol.startswith(f"{name}_a"):
+            out.setdefault(call_hints.spelling(call_hints.of_record(rec)), set()).add(
+                rec.algo_index)
+    return out
+
+
 def adapter(name: str):
     return RmsNorm if name.startswith("rmsnorm") else Matmul
 
@@ -469,6 +482,7 @@ class Library:
         self.configs = jit_configs(triton, self.kind, p.records)
         self.kernel = jit_kernel(triton, self.kind, self.configs)
         self.variant_hints = tune.pack_hint_patterns(pack, p.name)
+        self.algos_of_pattern = algos_of_pattern(pack, p.name)
         self.ref_record = next(iter(p.records.values()))
         major, minor = torch.cuda.get_device_capability()
         self.sm = major * 10 + minor
@@ -568,6 +582,12 @@ class Library:
         for algo, cfg in self.configs.items():
             pair = {"library": self.name, "shape": list(entry["shape"]),
                     "stratum": entry["stratum"], "algo": algo, "hints": s["hints"]}
+            if algo not in self.algos_of_pattern.get(s["hints"], ()):
+                # pruned there (NAME_auto never launches it for this pattern): NAME(..., algo)
+                # runs a variant with fewer hints, not the JIT's kernel
+                pair["skipped"] = "no variant of the call's hints has this algo"
+                out.append(pair)
+                continue
 
             def run_jit(stream=None, cfg=cfg):
                 if cfg.pre_hook:

@@ -47,9 +47,9 @@ SPECIALIZATIONS = [
 # (triton_aot.tuning_reach); the generic variant has every algo.
 SPECIALIZATION_ALGOS = {
     "a_ptr:16 b_ptr:16 c_ptr:16 M:16 N:16 K:16 stride_am:16 stride_ak:1 stride_bk:16 stride_bn:1 stride_cm:16 stride_cn:1": ["2", "8", "14", "15", "19", "22", "23"],
-    "a_ptr:16 b_ptr:16 c_ptr:16 M:16 N:16 K:16 stride_am:16 stride_ak:1 stride_bk:1 stride_bn:16 stride_cm:16 stride_cn:1": ["2", "14", "15", "16", "21", "22", "24", "26"],
-    "a_ptr:16 b_ptr:16 c_ptr:16 M:16 N:16 K:16 stride_am:1 stride_ak:16 stride_bk:16 stride_bn:1 stride_cm:16 stride_cn:1": ["2", "3", "5", "12", "16", "17", "22", "24", "27"],
-    "a_ptr:16 b_ptr:16 c_ptr:16 M:16 N:16 K:16 stride_am:1 stride_ak:16 stride_bk:1 stride_bn:16 stride_cm:16 stride_cn:1": ["2", "3", "5", "12", "16", "17", "22", "24", "27"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:16 N:16 K:16 stride_am:16 stride_ak:1 stride_bk:1 stride_bn:16 stride_cm:16 stride_cn:1": ["2", "14", "16", "21", "22", "23", "24", "27"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:16 N:16 K:16 stride_am:1 stride_ak:16 stride_bk:16 stride_bn:1 stride_cm:16 stride_cn:1": ["2", "3", "4", "5", "12", "17", "22", "24", "27"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 M:16 N:16 K:16 stride_am:1 stride_ak:16 stride_bk:1 stride_bn:16 stride_cm:16 stride_cn:1": ["2", "3", "4", "5", "12", "17", "22", "24", "27"],
     "a_ptr:16 b_ptr:16 c_ptr:16 M:16 N:16 K:1 stride_am:1 stride_ak:1 stride_bk:16 stride_bn:1 stride_cm:16 stride_cn:1": ["2", "5"],
     "a_ptr:16 b_ptr:16 c_ptr:16 M:16 N:1 K:16 stride_am:16 stride_ak:1 stride_bk:1 stride_bn:1 stride_cm:1 stride_cn:1": ["2", "21"],
     "a_ptr:16 b_ptr:16 c_ptr:16 M:1 N:16 K:16 stride_am:16 stride_ak:1 stride_bk:16 stride_bn:1 stride_cm:16 stride_cn:1": ["2", "11", "19"],
@@ -57,7 +57,7 @@ SPECIALIZATION_ALGOS = {
     "a_ptr:16 b_ptr:16 c_ptr:16 M:1 N:16 K:1 stride_am:1 stride_ak:1 stride_bk:16 stride_bn:1 stride_cm:16 stride_cn:1": ["2", "6"],
     "a_ptr:16 b_ptr:16 c_ptr:16 M:1 N:1 K:16 stride_am:16 stride_ak:1 stride_bk:1 stride_bn:1 stride_cm:1 stride_cn:1": ["2", "17"],
     "a_ptr:16 b_ptr:16 c_ptr:16 N:16 K:16 stride_am:16 stride_ak:1 stride_bk:16 stride_bn:1 stride_cm:16 stride_cn:1": ["2", "6", "8", "12", "15", "19", "22"],
-    "a_ptr:16 b_ptr:16 c_ptr:16 N:16 K:16 stride_am:16 stride_ak:1 stride_bk:1 stride_bn:16 stride_cm:16 stride_cn:1": ["2", "11", "16", "19"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 N:16 K:16 stride_am:16 stride_ak:1 stride_bk:1 stride_bn:16 stride_cm:16 stride_cn:1": ["2", "11", "14", "16", "17", "21", "22", "24", "27"],
     "a_ptr:16 b_ptr:16 c_ptr:16 N:16 K:1 stride_am:1 stride_ak:1 stride_bk:16 stride_bn:1 stride_cm:16 stride_cn:1": ["2", "4", "5", "11"],
     "a_ptr:16 b_ptr:16 c_ptr:16 N:1 K:16 stride_am:16 stride_ak:1 stride_bk:1 stride_bn:1 stride_cm:1 stride_cn:1": ["2", "21"],
     "a_ptr:16 b_ptr:16 c_ptr:16 M:16 N:16 stride_ak:1 stride_bk:16 stride_bn:1 stride_cm:16 stride_cn:1": ["2", "10", "11", "24", "25"],
@@ -78,8 +78,8 @@ SPECIALIZATION_ALGOS = {
     "a_ptr:16 b_ptr:16 c_ptr:16 M:16 stride_ak:1 stride_bk:1 stride_cn:1": ["2", "4", "5", "12", "25"],
     "a_ptr:16 b_ptr:16 c_ptr:16 M:16 stride_ak:1 stride_bn:1 stride_cn:1": ["2", "5", "6", "12", "17", "25"],
     "a_ptr:16 b_ptr:16 c_ptr:16 M:1 stride_ak:1 stride_bn:1 stride_cn:1": ["2", "26"],
-    "a_ptr:16 b_ptr:16 c_ptr:16 stride_am:1 stride_bk:1 stride_cn:1": ["2", "3", "4", "5", "12", "16", "17", "22", "24", "25", "27"],
-    "a_ptr:16 b_ptr:16 c_ptr:16 stride_am:1 stride_bn:1 stride_cn:1": ["2", "3", "5", "12", "16", "17", "22", "24", "27"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 stride_am:1 stride_bk:1 stride_cn:1": ["2", "3", "4", "5", "12", "17", "22", "24", "25", "27"],
+    "a_ptr:16 b_ptr:16 c_ptr:16 stride_am:1 stride_bn:1 stride_cn:1": ["2", "3", "4", "5", "12", "17", "22", "24", "27"],
     "a_ptr:16 b_ptr:16 c_ptr:16 stride_ak:1 stride_bk:1 stride_cn:1": ["2", "4", "5", "12", "17", "25"],
     "a_ptr:16 b_ptr:16 c_ptr:16 stride_ak:1 stride_bn:1 stride_cn:1": ["2", "3", "5", "12", "17"],
 }

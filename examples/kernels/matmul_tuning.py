@@ -66,7 +66,10 @@ LINEAR_NK = sorted({
     # LM heads
     (32000, 4096), (128256, 4096), (152064, 3584),
 })
-LINEAR_M = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
+# M in powers of two and, as prefill lengths mostly are, not a multiple of 16: each M hint class
+# of a layer then has points from decode to prefill.
+LINEAR_M = (1, 2, 3, 4, 8, 12, 16, 32, 40, 64, 100, 128, 256, 300, 512, 777, 1024, 1500, 2048,
+            3000, 4096, 6000, 8192)
 LINEAR = [(m, n, k, {"layout": "nt"}) for n, k in LINEAR_NK for m in LINEAR_M
           # the LM heads only at the M a server gives them (one row per sequence)
           if n < 32000 or m <= 256]
