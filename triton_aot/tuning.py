@@ -42,6 +42,7 @@ A device SM with no points, or no table, gives the library's default algo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -358,7 +359,8 @@ def portfolio(slows: Sequence[Sequence[int]]) -> tuple[int, ...]:
     return tuple(sorted(chosen))
 
 
-def class_algos(table: Table, dev: Device) -> list[tuple[int, ...]]:
+@functools.lru_cache(maxsize=8)  # lookups repeat it per call; tables are immutable
+def class_algos(table: Table, dev: Device) -> tuple[tuple[int, ...], ...]:
     """The algos a call of each class may be given on `dev`: index class + 1 (0: a call of no
     class), as the C table holds them."""
     index = {h: i for i, h in enumerate(classes(table))}
@@ -371,11 +373,12 @@ def class_algos(table: Table, dev: Device) -> list[tuple[int, ...]]:
         slows.setdefault(index.get(p.hints, -1), []).append(slow)
         everything.append(slow)
     shared = portfolio(everything)
-    return [portfolio(slows[c]) if slows.get(c) and c >= 0 else shared
-            for c in range(-1, len(index))]
+    return tuple(portfolio(slows[c]) if slows.get(c) and c >= 0 else shared
+                 for c in range(-1, len(index)))
 
 
-def rows_of(table: Table, dev: Device) -> list[Row]:
+@functools.lru_cache(maxsize=8)
+def rows_of(table: Table, dev: Device) -> tuple[Row, ...]:
     """The device's points that have a winner, in table order; a point's winner is the fastest
     algo of its class's portfolio there."""
     index = {h: i for i, h in enumerate(classes(table))}
@@ -388,7 +391,7 @@ def rows_of(table: Table, dev: Device) -> list[Row]:
         slow = slowdowns(p, len(table.algos))
         rows.append(Row(tuple(log2_q8(v) for v in p.key), cls,
                         min(allowed[cls + 1], key=lambda a: (slow[a], a)), slow))
-    return rows
+    return tuple(rows)
 
 
 def point_logs(points: Iterable[Point]) -> list[tuple[tuple[int, ...], int]]:
