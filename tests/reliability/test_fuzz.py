@@ -597,7 +597,7 @@ def test_parse_grid(case, rnd):
     trees = G._Parser(text, G._symbols(sig, launch_args)).entries()
     trees += [G.Num(1)] * (3 - len(trees))
     fn = f"ev_{len(GRID_BATCH.eval_functions)}"
-    params = ", ".join(f"{abi.c_type(a.type).ctype} {a.name}" for a in int_args)
+    params = ", ".join(f"{abi.c_type(a.type).ctype} {abi.c_param_name(a.name)}" for a in int_args)
     GRID_BATCH.eval_functions.append(
         f"static __attribute__((unused)) void {fn}(int64_t *o, int64_t trt_attr_num_sms"
         f"{', ' if int_args else ''}{params}) {{\n  (void)trt_attr_num_sms;\n"
