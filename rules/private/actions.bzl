@@ -89,8 +89,8 @@ def run_triton_tool(
         arguments = ["-B", "-s", "-m", "triton_aot." + module, args],
         inputs = inputs,
         # As tools (not plain inputs): a worker key hashes them, so a change to the tools
-        # restarts persistent workers.
-        tools = toolchain.tool_inputs,
+        # restarts persistent workers. The compile tool gets only the modules it imports.
+        tools = toolchain.compile_tool_inputs if module == "compile" else toolchain.tool_inputs,
         outputs = outputs,
         mnemonic = mnemonic,
         progress_message = progress_message,

@@ -41,7 +41,7 @@ def _python_path_entry(ctx, import_root):
 
 def _triton_toolchain_impl(ctx):
     runtime = _python_runtime(ctx, ctx.attr.python)
-    transitive = [ctx.attr.tool[DefaultInfo].files, ctx.attr.templates[DefaultInfo].files]
+    shared = [ctx.attr.templates[DefaultInfo].files]
     python_path = []
     init_files = [f for f in ctx.files.tool if f.basename == "__init__.py" and f.dirname.endswith("triton_aot")]
     if len(init_files) != 1:
@@ -51,14 +51,14 @@ def _triton_toolchain_impl(ctx):
     # Python deps (e.g. a rules_python pip hub's @pypi//triton and @pypi//absl_py).
     for dep in ctx.attr.python_deps:
         info = dep[PyInfo]
-        transitive.append(info.transitive_sources)
-        transitive.append(dep[DefaultInfo].default_runfiles.files)
+        shared.append(info.transitive_sources)
+        shared.append(dep[DefaultInfo].default_runfiles.files)
         for imp in info.imports.to_list():  # a handful of import roots, not a build graph
             python_path.append(_python_path_entry(ctx, imp))
     interpreter = runtime.interpreter
     interpreter_path = runtime.interpreter_path
     if runtime.interpreter != None:
-        transitive.append(runtime.files)
+        shared.append(runtime.files)
 
     # Archive mode: the launcher is the interpreter; it and the archive are the only inputs the
     # executor needs besides the tools (python_launcher.sh says how it unpacks and runs).
@@ -70,7 +70,7 @@ def _triton_toolchain_impl(ctx):
     if archive != None:
         interpreter = launcher
         interpreter_path = None
-        transitive.append(depset([archive, launcher]))
+        shared.append(depset([archive, launcher]))
 
     # In tool_inputs, which every Triton action takes as `tools`: the fingerprint is then in each
     # action's key and in the persistent worker's key (a worker that imported one triton is never
@@ -81,7 +81,8 @@ def _triton_toolchain_impl(ctx):
             triton = TritonToolchainInfo(
                 interpreter = interpreter,
                 interpreter_path = interpreter_path,
-                tool_inputs = depset(direct, transitive = transitive),
+                tool_inputs = depset(direct, transitive = [ctx.attr.tool[DefaultInfo].files] + shared),
+                compile_tool_inputs = depset(direct, transitive = [ctx.attr.compile_tool[DefaultInfo].files] + shared),
                 python_path = python_path,
                 cuda_headers = _check_cuda_headers(ctx, ctx.attr.cuda_headers),
                 fingerprint = ctx.file.fingerprint,
@@ -126,6 +127,13 @@ Three ways to provide triton:
             default = Label("//triton_aot"),
             cfg = "exec",
             doc = "The triton_aot package (compile and link tools). Built for the exec platform.",
+        ),
+        "compile_tool": attr.label(
+            default = Label("//triton_aot:compile_tool"),
+            cfg = "exec",
+            doc = "The part of `tool` the compile tool imports: the only tool sources of the " +
+                  "compile actions, so that editing the rest re-runs none. Built for the exec " +
+                  "platform.",
         ),
         "templates": attr.label(
             default = Label("//templates"),

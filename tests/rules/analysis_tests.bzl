@@ -55,6 +55,16 @@ def _actions_test_impl(ctx):
     for flag in ("signature", "constexprs"):
         asserts.equals(env, _flag_values(algo0, flag), _flag_values(check, flag), "the import check's --" + flag)
 
+    # The compile actions take only the modules the compile tool imports: an edit to the link,
+    # tuning or torch-op code re-runs none of them. The link takes the whole package.
+    for action in _compile_actions(env) + [check]:
+        tools = [f.basename for f in action.inputs.to_list() if "/triton_aot/" in "/" + f.short_path]
+        asserts.true(env, "compile.py" in tools, "the compile tool is an input")
+        for module in ("torch_ops.py", "tune.py", "tuning.py", "call_hints.py", "link.py"):
+            asserts.false(env, module in tools, module + " is no input of " + action.mnemonic)
+    link = _actions(env, "TritonLink")[0]
+    asserts.true(env, "link.py" in [f.basename for f in link.inputs.to_list()], "the link tool is an input")
+
     # The library's one C file; the runtime is compiled once, by //runtime, not per library.
     asserts.equals(env, 1, counts.get("CppCompile", 0), "one translation unit per library")
     return analysistest.end(env)
