@@ -34,18 +34,23 @@ from triton_aot import tuning  # noqa: E402
 NO_PENALTY = 0
 
 
+IN_USE = f"knn-{tuning.NEIGHBOURS} within the class's portfolio (in use)"
+
+
 def models():
-    """(name, choose(rows, q, cls, default) -> algo)."""
-    out = [("nearest", lambda rows, q, c, d: tuning.choose(rows, q, c, d, neighbours=1,
-                                                            class_penalty=NO_PENALTY)),
-           ("nearest-class", lambda rows, q, c, d: tuning.choose(rows, q, c, d, neighbours=1))]
+    """(name, choose(rows, q, cls, default, allowed) -> algo); `allowed` is the call class's
+    portfolio (tuning.class_algos), which only the model in use votes within."""
+    out = [(IN_USE, lambda rows, q, c, d, allowed: tuning.choose(rows, q, c, d, allowed=allowed)),
+           ("nearest", lambda rows, q, c, d, _: tuning.choose(rows, q, c, d, neighbours=1,
+                                                              class_penalty=NO_PENALTY)),
+           ("nearest-class", lambda rows, q, c, d, _: tuning.choose(rows, q, c, d, neighbours=1))]
     for k in (2, 4, 8, 16):
         for penalty in (2 * tuning.Q, 4 * tuning.Q, 8 * tuning.Q):
             out.append((f"knn-{k} class penalty {penalty // tuning.Q} octaves",
-                        lambda rows, q, c, d, k=k, p=penalty: tuning.choose(
+                        lambda rows, q, c, d, _, k=k, p=penalty: tuning.choose(
                             rows, q, c, d, neighbours=k, class_penalty=p)))
     out.append((f"knn-{tuning.NEIGHBOURS} no class penalty",
-                lambda rows, q, c, d: tuning.choose(rows, q, c, d, class_penalty=NO_PENALTY)))
+                lambda rows, q, c, d, _: tuning.choose(rows, q, c, d, class_penalty=NO_PENALTY)))
     return out
 
 
@@ -53,13 +58,15 @@ def evaluate(table: tuning.Table, choose, grid=None) -> list[dict]:
     out = []
     for dev in table.devices:
         rows = tuning.rows_of(table, dev)
+        # the portfolios of the whole table: the held-out point still helped choose them
+        allowed = tuning.class_algos(table, dev)
         points = [p for p in dev.points if p.winner is not None]
         for i, (p, row) in enumerate(zip(points, rows)):
             times = p.times_us
             if not any(isinstance(t, float) for t in times):
                 continue
             rest = rows[:i] + rows[i + 1:]
-            algo = choose(rest, row.logs, row.hint_class, 0)
+            algo = choose(rest, row.logs, row.hint_class, 0, allowed[row.hint_class + 1])
             best = times[p.winner]
             t = times[algo]
             kept = best / t if isinstance(t, float) else 0.0
@@ -77,13 +84,18 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("tables", nargs="+", type=Path)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--models", default="", help="comma-separated name prefixes of the models "
+                    "to run (default: all; each is a leave-one-out over every point)")
     args = ap.parse_args()
+    wanted = [m for m in args.models.split(",") if m]
     res = {"format": "rules_triton.selection_eval.v1", "model": {
         "neighbours": tuning.NEIGHBOURS, "class_penalty": tuning.CLASS_PENALTY,
         "distance_bias": tuning.DISTANCE_BIAS, "slow_cap": tuning.SLOW_CAP}, "results": []}
     for path in args.tables:
         table = tuning.read_table(path)
         for name, choose in models():
+            if wanted and not any(name.startswith(w) for w in wanted):
+                continue
             got = evaluate(table, choose)
             kept = [g["kept"] for g in got]
             worst = min(got, key=lambda g: g["kept"]) if got else None
