@@ -5,7 +5,6 @@ through the same tensors. Every method's host launch cost differs; the run must 
 with the very kernel timed the same on both sides. The simulation runs in a child process: it
 replaces the torch and triton modules."""
 
-import contextlib
 import importlib.util
 import inspect
 import json
@@ -16,6 +15,8 @@ import types
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import fake_gpu  # noqa: E402
 
 MATMUL_INPUTS = '''
 KEY = ("M", "N", "K")
@@ -70,45 +71,8 @@ def simulate(tmp: Path) -> dict:
     import torch as real_torch
 
     real_torch.Tensor.cuda = lambda self, *a, **k: self
-    timeline = types.SimpleNamespace(host=0.0, busy=0.0, capturing=None)
-
-    def queue(us, host_us):
-        if timeline.capturing is not None:
-            timeline.capturing.append(us)
-            return
-        timeline.host += host_us
-        timeline.busy = max(timeline.host, timeline.busy) + us
-
-    class Event:
-        def __init__(self, enable_timing=False):
-            self.t = None
-
-        def record(self, stream=None):
-            timeline.host += 0.5
-            self.t = timeline.busy = max(timeline.host, timeline.busy)
-
-        def synchronize(self):
-            timeline.host = max(timeline.host, self.t)
-
-        def elapsed_time(self, end):
-            return (end.t - self.t) / 1000.0
-
-    class CUDAGraph:
-        def __init__(self):
-            self.nodes = []
-
-        def replay(self):
-            timeline.host += 4.0
-            for us in self.nodes:
-                queue(us, 0.0)
-
-    @contextlib.contextmanager
-    def graph(g):
-        timeline.capturing = g.nodes
-        try:
-            yield
-        finally:
-            timeline.capturing = None
+    gpu = fake_gpu.Gpu()
+    queue = gpu.queue
 
     def factory(fn):
         def make(*a, **k):
@@ -135,12 +99,10 @@ def simulate(tmp: Path) -> dict:
             return getattr(self._real, name)
 
     cuda = Forward(
-        "torch.cuda", real_torch.cuda, Event=Event, CUDAGraph=CUDAGraph, graph=graph,
-        synchronize=lambda: setattr(timeline, "host", max(timeline.host, timeline.busy)),
-        current_stream=lambda: types.SimpleNamespace(cuda_stream=1234),
-        _sleep=lambda cycles: queue(cycles / 1500.0, 1.0),
-        get_device_capability=lambda d=None: (9, 0), get_device_name=lambda d=None: "Sim",
-        get_device_properties=lambda d: types.SimpleNamespace(multi_processor_count=132))
+        "torch.cuda", real_torch.cuda, **fake_gpu.cuda(
+            gpu, current_stream=lambda: types.SimpleNamespace(cuda_stream=1234),
+            get_device_capability=lambda d=None: (9, 0), get_device_name=lambda d=None: "Sim",
+            get_device_properties=lambda d: types.SimpleNamespace(multi_processor_count=132)))
     torch = Forward(
         "torch", real_torch, randn=factory(real_torch.randn), empty=factory(real_torch.empty),
         matmul=matmul, cuda=cuda, compile=lambda fn, dynamic=None: fn,

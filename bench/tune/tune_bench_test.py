@@ -2,10 +2,10 @@
 for every method (against a simulated GPU timeline where host launch costs differ), the sanity
 checks' verdicts and the rendering of a results file."""
 
-import contextlib
 import importlib.util
 import json
 import random
+import sys
 import types
 from pathlib import Path
 
@@ -15,6 +15,8 @@ HERE = Path(__file__).resolve().parent
 spec = importlib.util.spec_from_file_location("tune_bench", HERE / "tune_bench.py")
 tb = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(tb)
+sys.path.insert(0, str(HERE))
+import fake_gpu  # noqa: E402
 
 INPUTS_TEXT = '''
 KEY = ("M", "N", "K")
@@ -100,71 +102,19 @@ def test_nt_layout_from_an_inputs_file_with_or_without_a_layout_argument(tmp_pat
     assert tb.make_args(new, torch, None, (3, 5, 7), "nn")[0] == "nn"
 
 
-class Gpu:
-    """A stream's timeline: the host queues work (paying its launch cost), the GPU runs it in
-    order, no earlier than it was queued."""
-
-    def __init__(self):
-        self.host = self.busy_until = 0.0
-        self.capturing = None
-
-    def queue(self, gpu_us, host_us):
-        self.host += host_us
-        self.busy_until = max(self.host, self.busy_until) + gpu_us
-
-
 def fake_torch(gpu):
-    class Event:
-        def __init__(self, enable_timing=False):
-            self.t = None
-
-        def record(self, stream=None):
-            gpu.queue(0.0, 0.5)
-            self.t = gpu.busy_until
-
-        def synchronize(self):
-            gpu.host = max(gpu.host, self.t)
-
-        def elapsed_time(self, end):
-            return (end.t - self.t) / 1000.0
-
-    class CUDAGraph:
-        def __init__(self):
-            self.nodes = []
-
-        def replay(self):
-            gpu.host += 4.0  # the graph's own launch
-            for us in self.nodes:
-                gpu.queue(us, 0.0)
-
-    @contextlib.contextmanager
-    def graph(g):
-        gpu.capturing = g.nodes
-        yield
-        gpu.capturing = None
-
-    def synchronize():
-        gpu.host = max(gpu.host, gpu.busy_until)
-
-    cuda = types.SimpleNamespace(
-        Event=Event, CUDAGraph=CUDAGraph, graph=graph, synchronize=synchronize,
-        current_stream=lambda: types.SimpleNamespace(cuda_stream=0),
-        _sleep=lambda cycles: gpu.queue(cycles / 1500.0, 1.0))  # a 1.5 GHz clock
-    return types.SimpleNamespace(cuda=cuda)
+    return types.SimpleNamespace(cuda=types.SimpleNamespace(**fake_gpu.cuda(gpu)))
 
 
 def kernel(gpu, gpu_us, host_us):
     def launch(stream=None):
-        if gpu.capturing is not None:
-            gpu.capturing.append(gpu_us)
-        else:
-            gpu.queue(gpu_us, host_us)
+        gpu.queue(gpu_us, host_us)
     return launch
 
 
 def test_every_method_gets_one_batch_and_its_host_cost_never_shows():
     from triton_aot import tune
-    gpu = Gpu()
+    gpu = fake_gpu.Gpu()
     torch = fake_torch(gpu)
     busy = tb.busy_cycles_for(torch, tb.BUSY_WAIT_US)
     assert busy == pytest.approx(tb.BUSY_WAIT_US * 1500, rel=1e-2)
@@ -184,7 +134,7 @@ def test_every_method_gets_one_batch_and_its_host_cost_never_shows():
 
 
 def test_rounds_rotate_the_method_order():
-    gpu = Gpu()
+    gpu = fake_gpu.Gpu()
     torch = fake_torch(gpu)
     methods = {m: kernel(gpu, 5.0, 1.0) for m in "abc"}
     from triton_aot import tune
