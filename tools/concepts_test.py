@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-# The runfiles root: tools/, triton_aot/, rules/private/ and docs/gpu_targets.md as the test's data.
+# The runfiles root: tools/, triton_aot/, rules/private/{rules,generated}/ and docs/gpu_targets.md as the test's data.
 REPO = Path(os.path.abspath(__file__)).parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 
@@ -54,12 +54,12 @@ def test_one_table_edit_changes_the_rule_the_tool_and_the_docs(monkeypatch):
     # from the committed one, so test_generated_copies_are_current fails until it is regenerated
     bzl = gen_concepts.targets_bzl()
     assert '"3.9": [70, 72, 75, 80, 86, 87, 88, 89,' in bzl
-    assert bzl != (REPO / "rules/private/targets.bzl").read_text()
+    assert bzl != (REPO / "rules/private/generated/targets.bzl").read_text()
     # the docs: the GPU targets page's table, likewise
     table = gen_concepts.targets_table_markdown()
     assert "| cuda:88 | no | no | no | no | yes |" in table
     assert table not in (REPO / gen_concepts.TARGETS_PAGE).read_text()
-    assert set(gen_concepts.stale(REPO)) >= {"rules/private/targets.bzl", "docs/gpu_targets.md"}
+    assert set(gen_concepts.stale(REPO)) >= {"rules/private/generated/targets.bzl", "docs/gpu_targets.md"}
 
 
 def test_cuda_70_is_accepted_by_the_tool_for_every_release():
@@ -79,7 +79,7 @@ def test_ptx_fallback_arch_is_portable():
 # ----------------------------------------------------------------------------- launch options
 
 def _algo_bzl_params() -> list[str]:
-    text = (REPO / "rules" / "private" / "algo.bzl").read_text()
+    text = (REPO / "rules" / "private" / "rules" / "algo.bzl").read_text()
     head = re.search(r"def triton_algo\(([^)]*)\)", text).group(1)
     return [p.split("=")[0].strip() for p in head.split(",")]
 

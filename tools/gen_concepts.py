@@ -6,9 +6,9 @@
 Each concept is defined once, in the Python module named after it; the rule's Starlark cannot
 import Python, and the docs cannot either, so they get generated copies:
 
-  triton_aot/targets.py        -> rules/private/targets.bzl, docs/gpu_targets.md's targets table
-  triton_aot/launch_options.py -> rules/private/launch_options.bzl
-  triton_aot/reset_to_zero.py  -> rules/private/reset_to_zero.bzl
+  triton_aot/targets.py        -> rules/private/generated/targets.bzl, docs/gpu_targets.md's targets table
+  triton_aot/launch_options.py -> rules/private/generated/launch_options.bzl
+  triton_aot/reset_to_zero.py  -> rules/private/generated/reset_to_zero.bzl
 
 //tools:concepts_current_test fails when a committed copy differs from what this renders, so an
 edit of a table reaches the rule, the tool and the docs together. Needs no triton: the modules
@@ -185,9 +185,9 @@ def outputs(repo: Path) -> dict[str, str]:
     """Each generated file's path (relative to the repository) -> the text it must have."""
     page = (repo / TARGETS_PAGE).read_text()
     return {
-        "rules/private/targets.bzl": targets_bzl(),
-        "rules/private/launch_options.bzl": launch_options_bzl(),
-        "rules/private/reset_to_zero.bzl": reset_to_zero_bzl(),
+        "rules/private/generated/targets.bzl": targets_bzl(),
+        "rules/private/generated/launch_options.bzl": launch_options_bzl(),
+        "rules/private/generated/reset_to_zero.bzl": reset_to_zero_bzl(),
         TARGETS_PAGE: page_with_table(page),
     }
 

@@ -1,6 +1,6 @@
-"""Writes rules/private/triton_types.bzl from triton_aot/triton_types.py's tables.
+"""Writes rules/private/generated/triton_types.bzl from triton_aot/triton_types.py's tables.
 
-    python3 tools/gen_triton_types.py > rules/private/triton_types.bzl
+    python3 tools/gen_triton_types.py > rules/private/generated/triton_types.bzl
 
 The analysis-time signature check (rules/private/validate.bzl) must know which identifier
 entries of a signature are types or literals and which are constexpr names; a hand copy of the

@@ -251,7 +251,7 @@ def triton_inputs(sig: BoundSignature) -> tuple[dict, dict, dict]:
 
 
 # The triton releases tools/version_matrix passes with (docs/triton_versions.md); the same range
-# as rules/private/python_env.bzl's SUPPORTED_TRITON.
+# as rules/private/repositories/python_env.bzl's SUPPORTED_TRITON.
 SUPPORTED_TRITON = ((3, 5), (3, 9))
 
 

@@ -8,7 +8,7 @@ one C file is then compiled with the C++ toolchain (`compile_c_library`).
 load("@rules_cc//cc:find_cc_toolchain.bzl", "find_cc_toolchain")
 load("@rules_cc//cc/common:cc_common.bzl", "cc_common")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
-load(":toolchain_type.bzl", "TRITON_EXEC_GROUP")
+load("//rules/private:toolchain_type.bzl", "TRITON_EXEC_GROUP")
 
 # IR files every compile action writes, by output group. `sass` comes from a separate action
 # (it runs a disassembler), so it is only built when asked for.

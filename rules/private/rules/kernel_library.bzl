@@ -7,11 +7,11 @@ load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
 load("@rules_cc//cc:find_cc_toolchain.bzl", "use_cc_toolchain")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("@rules_python//python:defs.bzl", "PyInfo")
-load(":actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "check_kernel_import", "compile_c_library", "compile_variant", "derive_tuning_hints", "disassemble", "link_library", "link_shared_library")
-load(":kernel_source.bzl", "kernel_source")
-load(":providers.bzl", "TritonKernelInfo")
-load(":toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
-load(":validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specialization_algos", "check_specializations", "check_targets", "check_tensordesc_targets", "ptx_fallback_arch", "signature_entries")
+load("//rules/private:kernel_source.bzl", "kernel_source")
+load("//rules/private:providers.bzl", "TritonKernelInfo")
+load("//rules/private:toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
+load("//rules/private:validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specialization_algos", "check_specializations", "check_targets", "check_tensordesc_targets", "ptx_fallback_arch", "signature_entries")
+load("//rules/private/actions:actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "check_kernel_import", "compile_c_library", "compile_variant", "derive_tuning_hints", "disassemble", "link_library", "link_shared_library")
 
 def _targets(ctx):
     if ctx.attr.targets:
