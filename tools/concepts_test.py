@@ -8,12 +8,15 @@ import dataclasses
 import importlib.util
 import os
 import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-# The runfiles root: tools/, triton_aot/, rules/private/{rules,generated}/ and docs/gpu_targets.md as the test's data.
+# The runfiles root: tools/, triton_aot/, rules/private/{rules,generated}/, runtime/trt_targets.h
+# and docs/gpu_targets.md as the test's data.
 REPO = Path(os.path.abspath(__file__)).parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 
@@ -74,6 +77,37 @@ def test_ptx_fallback_arch_is_portable():
     assert targets.ptx_fallback_arch([90, 100]) is None
     for arch in (80, 86, 89):
         assert all(targets.ptx_runs_on(arch, sm) for sm in targets.CUDA_ARCHS if sm >= arch)
+
+
+def _compile_and_run(tmp_path: Path, program: str) -> str:
+    cc = os.environ.get("RULES_TRITON_CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler")
+    (tmp_path / "main.c").write_text(program)
+    exe = tmp_path / "main"
+    subprocess.run([os.path.abspath(cc) if os.path.exists(cc) else cc, "-std=c99", "-Wall",
+                    "-Werror", f"-I{REPO / 'runtime'}", str(tmp_path / "main.c"), "-o", str(exe)],
+                   check=True)
+    return subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+
+
+def test_the_runtime_picks_cubins_by_the_targets_tables_rule(tmp_path):
+    # Every known SM, their neighbours and SMs no release compiles for yet.
+    sms = sorted(set(range(60, 140)) | set(targets.CUDA_ARCHS))
+    program = (
+        '#include <stdio.h>\n#include "trt_targets.h"\n'
+        "int main(void) {\n"
+        f"  for (int arch = {sms[0]}; arch <= {sms[-1]}; ++arch)\n"
+        f"    for (int sm = {sms[0]}; sm <= {sms[-1]}; ++sm)\n"
+        '      printf("%d %d %d %d\\n", arch, sm, trt_cubin_runs_on(arch, sm), '
+        "trt_ptx_runs_on(arch, sm));\n"
+        "  return 0;\n}\n")
+    rows = _compile_and_run(tmp_path, program).split("\n")
+    assert len(rows) - 1 == len(sms) ** 2
+    for row in rows[:-1]:
+        arch, sm, cubin, ptx = map(int, row.split())
+        assert bool(cubin) == targets.cubin_runs_on(arch, sm), (arch, sm)
+        assert bool(ptx) == targets.ptx_runs_on(arch, sm), (arch, sm)
 
 
 # ----------------------------------------------------------------------------- launch options
