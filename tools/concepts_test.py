@@ -53,8 +53,9 @@ def test_one_table_edit_changes_the_rule_the_tool_and_the_docs(monkeypatch):
     _edited_targets(monkeypatch)
     # the tool
     assert triton_adapter.parse_target("cuda:88").arch == 88
-    # the rule: validate.bzl reads CUDA_ARCHS from the generated targets.bzl, which now differs
-    # from the committed one, so test_generated_copies_are_current fails until it is regenerated
+    # the rule: python_env.bzl reads CUDA_ARCHS_BY_TRITON from the generated targets.bzl, which
+    # now differs from the committed one, so test_generated_copies_are_current fails until it is
+    # regenerated
     bzl = gen_concepts.targets_bzl()
     assert '"3.9": [70, 72, 75, 80, 86, 87, 88, 89,' in bzl
     assert bzl != (REPO / "rules/private/generated/targets.bzl").read_text()

@@ -81,8 +81,8 @@ def _assign(name: str, doc: str, value) -> str:
 def targets_bzl() -> str:
     by_version = {f"{k[0]}.{k[1]}": list(v) for k, v in sorted(targets.CUDA_ARCHS_BY_TRITON.items())}
     return "\n".join([
-        _header("GPU targets each supported triton compiles for, for the analysis-time checks in "
-                "validate.bzl.", "triton_aot/targets.py"),
+        _header("GPU targets each supported triton compiles for, for what analysis needs of them "
+                "(validate.bzl, python_env.bzl).", "triton_aot/targets.py"),
         _assign("CUDA_ARCHS_BY_TRITON", "SMs each triton release (\"3.6\") compiles for.",
                 by_version),
         _assign("CUDA_ARCHS", "Every SM some supported triton compiles for, ascending.",
@@ -90,7 +90,10 @@ def targets_bzl() -> str:
         _assign("ARCH_SPECIFIC_FROM", "Triton compiles this SM and newer arch-specific "
                 "(sm_90a): those cubins and PTX serve their own SM only.",
                 targets.ARCH_SPECIFIC_FROM),
-        _assign("HIP_ARCHS", "AMD archs triton compiles for.", list(targets.HIP_ARCHS)),
+        _assign("PTX_FALLBACK_ARCHS", "SMs whose PTX the driver JIT-compiles for every later "
+                "GPU (targets.ptx_fallback_arch): the target an embed_ptx library embeds the PTX "
+                "of is the lowest of these.",
+                [a for a in targets.CUDA_ARCHS if targets.ptx_fallback_arch([a]) == a]),
     ])
 
 

@@ -31,6 +31,7 @@ FLAG_ATTRIBUTES = {
     "launch_cooperative_grid": "algos",
     "launch_pdl": "algos",
     "target": "targets",
+    "library_targets": "targets",
     "embed_ptx": "embed_ptx",
 }
 

@@ -92,6 +92,9 @@ def define_flags(fv: flags.FlagValues) -> None:
     s("out_params", None, "Write the kernel's parameters (JSON) after importing it. Alone (no "
       "other output), the tool only imports the kernel: the rule runs this once per library, "
       "so an import failure is reported once, before any variant compiles.", flag_values=fv)
+    s("library_targets", "", "With --out_params alone: every target of the library, comma "
+      "separated (cuda:80,cuda:90), each checked as --target is, so that a wrong one is refused "
+      "once, before any variant compiles.", flag_values=fv)
     environment.define_action_flags(fv)
     b("persistent_worker", False, "Run as a Bazel persistent worker (JSON protocol); given "
       "at start-up, not per request.", flag_values=fv)
@@ -129,6 +132,7 @@ class ToolArgs:
     out_params: Optional[str] = None
     bazel_target: Optional[str] = None
     env_fingerprint: Optional[str] = None
+    library_targets: str = ""
 
 
 def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
@@ -154,21 +158,37 @@ def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
         symbol=fv.symbol, algo_index=fv.algo_index,
         outputs=outputs, import_paths=tuple(fv.import_path), verbose=fv.verbose,
         out_params=fv.out_params, bazel_target=fv.bazel_target,
-        env_fingerprint=fv.env_fingerprint)
+        env_fingerprint=fv.env_fingerprint, library_targets=fv.library_targets or "")
 
 
 def check_import(args: ToolArgs) -> None:
     """Imports the kernel for `args.target` and writes its parameters (--out_params); with
     --signature (and --constexprs), also binds them to the kernel's parameters, so that a
-    signature every variant shares is refused once, here, rather than by every variant."""
+    signature every variant shares is refused once, here, rather than by every variant. The
+    library's targets (--library_targets) are checked here too, against the targets table, and
+    against the signature's host tensor descriptors (TMA)."""
     from triton_aot.signature import parse_constexprs, parse_signature
     from triton_aot.triton_adapter import parse_target
 
+    library = [_library_target(t, parse_target) for t in args.library_targets.split(",")
+               if t.strip()]
     with _kernel(args, parse_target(args.target)) as kernel:
         if args.signature:
-            _bind(args, parse_signature(args.signature), {}, parse_constexprs(args.constexprs),
-                  kernel)
+            sig = _bind(args, parse_signature(args.signature), {},
+                        parse_constexprs(args.constexprs), kernel)
+            for target in library:
+                _check_tensordesc_target(sig, target, "library_targets")
         write_atomic(args.out_params, _params_json(kernel))
+
+
+def _library_target(text: str, parse_target):
+    """One entry of --library_targets, refused in its own flag's name."""
+    try:
+        return parse_target(text)
+    except UserError as e:
+        if e.message.startswith("--target"):
+            raise UserError("--library_targets" + e.message[len("--target"):]) from None
+        raise
 
 
 def _bind(args: ToolArgs, entries, hints: dict, constexprs: dict, kernel):
@@ -370,14 +390,16 @@ def check_hsaco(record: VariantRecord, image: bytes) -> None:
                         "this target")
 
 
-def _check_tensordesc_target(sig, target) -> None:
+def _check_tensordesc_target(sig, target, flag: str = "target") -> None:
     """Host tensor descriptors are launched through TMA, which sm_90 introduced."""
     descs = [a.name for a in sig.args if is_tensordesc(a.type)]
     if descs and (target.is_hip or target.arch < 90):
-        raise flag_error("target", f"{target} has no TMA, but {', '.join(descs)} "
+        whom = "build the library for cuda:90 or newer only, e.g. --library_targets=cuda:90" \
+            if flag == "library_targets" else "compile it for cuda:90 or newer"
+        raise flag_error(flag, f"{target} has no TMA, but {', '.join(descs)} "
                          f"{'is a host tensor descriptor' if len(descs) == 1 else 'are host tensor descriptors'} "
                          "(tensordesc<...>), which the launcher encodes as a CUtensorMap",
-                         "compile it for cuda:90 or newer (or pass plain pointers)")
+                         f"{whom} (or pass plain pointers)")
 
 
 def _algo_targets(text: str, target, parse_target) -> tuple[str, ...] | None:

@@ -116,7 +116,9 @@ def parse_target(text: str) -> Target:
 
 def _other_versions_for(arch: int) -> str:
     versions = targets.versions_for(arch)
-    return f" (triton {', '.join(versions)} compiles for sm_{arch})" if versions else ""
+    if not versions:
+        return f" (no supported triton compiles for sm_{arch})"
+    return f" (triton {', '.join(versions)} compiles for sm_{arch})"
 
 
 @dataclass(frozen=True)

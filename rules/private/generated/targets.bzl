@@ -1,4 +1,4 @@
-"""GPU targets each supported triton compiles for, for the analysis-time checks in validate.bzl.
+"""GPU targets each supported triton compiles for, for what analysis needs of them (validate.bzl, python_env.bzl).
 
 Generated from triton_aot/targets.py by tools/gen_concepts.py: do not edit.
 //tools:concepts_current_test fails when this file is stale.
@@ -36,14 +36,14 @@ CUDA_ARCHS = [
 # only.
 ARCH_SPECIFIC_FROM = 90
 
-# AMD archs triton compiles for.
-HIP_ARCHS = [
-    "gfx90a",
-    "gfx942",
-    "gfx950",
-    "gfx1100",
-    "gfx1101",
-    "gfx1102",
-    "gfx1200",
-    "gfx1201",
+# SMs whose PTX the driver JIT-compiles for every later GPU (targets.ptx_fallback_arch): the target
+# an embed_ptx library embeds the PTX of is the lowest of these.
+PTX_FALLBACK_ARCHS = [
+    70,
+    72,
+    75,
+    80,
+    86,
+    87,
+    89,
 ]

@@ -10,7 +10,7 @@ load("@rules_python//python:defs.bzl", "PyInfo")
 load("//rules/private:kernel_source.bzl", "kernel_source")
 load("//rules/private:providers.bzl", "TritonKernelInfo")
 load("//rules/private:toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
-load("//rules/private:validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specialization_algos", "check_specializations", "check_targets", "check_tensordesc_targets", "ptx_fallback_arch", "signature_entries")
+load("//rules/private:validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specialization_algos", "check_specializations", "check_targets", "ptx_fallback_arch", "signature_entries")
 load("//rules/private/actions:actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "check_kernel_import", "compile_c_library", "compile_variant", "derive_tuning_hints", "disassemble", "link_library", "link_shared_library")
 
 def _targets(ctx):
@@ -40,11 +40,13 @@ def _triton_kernel_library_impl(ctx):
     toolchain = find_triton_exec_toolchain(ctx)
     c_name = check_c_name(label, "c_name", ctx.attr.c_name or ctx.label.name)
     check_c_name(label, "kernel", ctx.attr.kernel)
-    _, algo_constexprs, has_tensordesc = signature_entries(label, ctx.attr.signature)
+    _, algo_constexprs = signature_entries(label, ctx.attr.signature)
     targets, targets_attr = _targets(ctx)
+
+    # Only the spelling of each target (its backend and arch name) here: what the targets table
+    # says of them (which triton compiles which arch, which have TMA for the signature's tensor
+    # descriptors) the compile tool checks, once per library in its import check.
     archs = check_targets(label, targets_attr, targets)
-    if has_tensordesc:
-        check_tensordesc_targets(label, targets_attr, targets, archs)
     specializations = check_specializations(label, ctx.attr.specializations)
     launch_args = check_launch_args(label, ctx.attr.launch_args)
     algos = check_algos(label, ctx.attr.algos, algo_constexprs, {
@@ -82,11 +84,12 @@ def _triton_kernel_library_impl(ctx):
                     launch_args = launch_args,
                 ))
 
-    # A kernel file that does not import fails once, in one action, not once per variant; a
-    # library of one variant needs no separate import (its compile is that one action).
+    # A kernel file that does not import, a signature or a target that is wrong, fails once, in
+    # one action, not once per variant; a library of one variant needs no separate import (its
+    # compile is that one action, and checks the same).
     kernel_params = None
     if len(variants) > 1:
-        kernel_params = check_kernel_import(ctx, toolchain, source = source, target = targets[0], algo = variants[0].algo, worker = worker)
+        kernel_params = check_kernel_import(ctx, toolchain, source = source, targets = targets, algo = variants[0].algo, worker = worker)
 
     metadata, sass_files = [], []
     ir = {group: [] for group in IR_GROUPS + HIP_IR_GROUPS}
