@@ -111,6 +111,19 @@ def test_the_runtime_picks_cubins_by_the_targets_tables_rule(tmp_path):
         assert bool(ptx) == targets.ptx_runs_on(arch, sm), (arch, sm)
 
 
+def test_the_backend_table_names_the_compile_tools_outputs():
+    from triton_aot import compile as compile_tool
+    for b in targets.BACKENDS.values():
+        assert f"out_{b.image}" in compile_tool.OUTPUT_FLAGS, b.name
+        assert set(b.outputs) <= set(compile_tool.OUTPUT_FLAGS), b.name
+    cuda, hip = Target("cuda", 90, 32), Target("hip", "gfx942", 64)
+    assert set(targets.backend_only_flags(cuda)) == {"out_hsaco", "out_amdgcn"}
+    assert set(targets.backend_only_flags(hip)) == {"out_cubin", "out_ptx", "out_sass",
+                                                     "embed_ptx"}
+    assert targets.has_tma(cuda) and not targets.has_tma(hip)
+    assert not targets.has_tma(Target("cuda", targets.TMA_FROM - 1, 32))
+
+
 # ----------------------------------------------------------------------------- launch options
 
 def _algo_bzl_params() -> list[str]:

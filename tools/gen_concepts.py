@@ -18,6 +18,7 @@ are pure Python.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import textwrap
@@ -90,6 +91,10 @@ def targets_bzl() -> str:
         _assign("ARCH_SPECIFIC_FROM", "Triton compiles this SM and newer arch-specific "
                 "(sm_90a): those cubins and PTX serve their own SM only.",
                 targets.ARCH_SPECIFIC_FROM),
+        _assign("BACKENDS", "What the variants of each backend can have (targets.BACKENDS): the "
+                "rule asks this table where CUDA and HIP differ.",
+                {name: {k: v for k, v in dataclasses.asdict(b).items() if k != "name"}
+                 for name, b in targets.BACKENDS.items()}),
         _assign("PTX_FALLBACK_ARCHS", "SMs whose PTX the driver JIT-compiles for every later "
                 "GPU (targets.ptx_fallback_arch): the target an embed_ptx library embeds the PTX "
                 "of is the lowest of these.",

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Optional, Sequence, TextIO
 
 from absl import flags
 
-from triton_aot import abi, cli, environment
+from triton_aot import abi, cli, environment, targets
 from triton_aot.atomic_write import write_atomic
 from triton_aot.build_terms import in_build_terms
 from triton_aot.errors import UserError, flag_error
@@ -32,9 +32,8 @@ if TYPE_CHECKING:
 
 OUTPUT_FLAGS = ("out_c", "out_h", "out_json", "out_ptx", "out_ttir", "out_ttgir", "out_llir",
                 "out_cubin", "out_sass", "out_amdgcn", "out_hsaco")
-# Outputs only one backend has: the image flag names the record's image.
-CUDA_ONLY_FLAGS = ("out_ptx", "out_cubin", "out_sass", "embed_ptx")
-HIP_ONLY_FLAGS = ("out_amdgcn", "out_hsaco")
+# Outputs only one backend has (the image flag names the record's image) are
+# targets.BACKENDS' to say.
 # and exactly one of --kernel_path / --kernel_module
 REQUIRED_FLAGS = ("kernel_name", "signature", "grid", "target", "symbol")
 # --out_params alone: import the kernel and stop (a library's one import check)
@@ -263,7 +262,7 @@ def _check_request(args: ToolArgs) -> _Request:
                           args.launch_cooperative_grid, args.launch_pdl, args.maxnreg)
     check_options(opts, target)
     _check_backend_flags(args, target)
-    if args.reset_to_zero and target.is_hip:
+    if args.reset_to_zero and not targets.backend(target).reset_to_zero:
         # The HIP launcher has no memset path yet (and the fake HIP runtime no memset records to
         # test one against): refused rather than silently not zeroed.
         raise flag_error("reset_to_zero", f"is CUDA only for now (target {target})",
@@ -311,7 +310,7 @@ def _compile(request: _Request) -> tuple["_WithRecord", object]:
         grid = parse_grid(args.grid, sig, launch_args)
         reset_to_zero = parse_reset_to_zero(args.reset_to_zero, sig, launch_args,
                                             args.algo_index)
-        if target.is_hip and grid.device_attrs:
+        if grid.device_attrs and not targets.backend(target).grid_device_attrs:
             raise flag_error("grid", f"{', '.join(grid.device_attrs)} is not supported for hip "
                              f"targets yet (target {target})", "write the grid without it")
         compiled = compile_kernel(kernel, sig, target, opts,
@@ -337,10 +336,10 @@ class _WithRecord:
 def _output_files(args: ToolArgs, result: _WithRecord, kernel) -> dict[str, bytes]:
     """The bytes of every output flag, by flag name."""
     compiled, record = result.compiled, result.record
-    is_hip = record.target.backend == "hip"
+    backend = targets.backend(record.target)
     files: dict[str, bytes] = {}
     if {"out_c", "out_h"} & set(args.outputs):
-        if is_hip:
+        if not backend.standalone_c:
             raise flag_error("out_c", "the standalone variant C is CUDA only",
                              "link hip variants with python -m triton_aot.link")
         from triton_aot import c_variant
@@ -352,7 +351,7 @@ def _output_files(args: ToolArgs, result: _WithRecord, kernel) -> dict[str, byte
             raise UserError(f"--out_c/--out_h: C generation failed: {e}") from e
         files["out_c"], files["out_h"] = c_text.encode(), h_text.encode()
     files["out_json"] = record.to_json().encode()
-    files["out_hsaco" if is_hip else "out_cubin"] = compiled.cubin
+    files[f"out_{backend.image}"] = compiled.cubin
     for name in ("ptx", "ttir", "ttgir", "llir", "sass", "amdgcn"):
         text = getattr(compiled, name)
         if text is not None:
@@ -393,7 +392,7 @@ def check_hsaco(record: VariantRecord, image: bytes) -> None:
 def _check_tensordesc_target(sig, target, flag: str = "target") -> None:
     """Host tensor descriptors are launched through TMA, which sm_90 introduced."""
     descs = [a.name for a in sig.args if is_tensordesc(a.type)]
-    if descs and (target.is_hip or target.arch < 90):
+    if descs and not targets.has_tma(target):
         whom = "build the library for cuda:90 or newer only, e.g. --library_targets=cuda:90" \
             if flag == "library_targets" else "compile it for cuda:90 or newer"
         raise flag_error(flag, f"{target} has no TMA, but {', '.join(descs)} "
@@ -425,7 +424,8 @@ def _algo_targets(text: str, target, parse_target) -> tuple[str, ...] | None:
 def _check_backend_flags(args: ToolArgs, target) -> None:
     """Outputs that only the other backend has are an error, not silently skipped."""
     given = set(args.outputs) | ({"embed_ptx"} if args.embed_ptx else set())
-    wrong = HIP_ONLY_FLAGS if not target.is_hip else CUDA_ONLY_FLAGS
+    others = targets.backend_only_flags(target)
+    wrong = [flag for flag in OUTPUT_FLAGS + ("embed_ptx",) if flag in others]
     for flag in wrong:
         if flag in given:
             raise flag_error(flag, f"--{flag} does not apply to target {target}",
@@ -473,7 +473,7 @@ def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature"
         grid=grid.source,
         grid_c=grid.c,
         triton_version=compiled.triton_version,
-        cubin_file=_relative_to_record(args, "out_hsaco" if target.is_hip else "out_cubin"),
+        cubin_file=_relative_to_record(args, f"out_{targets.backend(target).image}"),
         cubin_sha256=hashlib.sha256(compiled.cubin).hexdigest(),
         cubin_size=len(compiled.cubin),
         ptx_file=_relative_to_record(args, "out_ptx") if args.embed_ptx else None,

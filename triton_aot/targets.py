@@ -17,6 +17,7 @@ rule, the tool and the docs together.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 # SMs each triton release compiles for: what the ptxas it bundles and picks for that SM
 # assembles (triton uses `ptxas` below sm_100 -- below sm_90 from 3.9 on -- and `ptxas-blackwell`
@@ -57,6 +58,54 @@ ARCH_SPECIFIC_FROM = 90
 # AMD archs the LLVM in the triton wheels compiles for (triton/backends/amd: CDNA2/3/4 and
 # RDNA3/4); the examples and tests use gfx90a and gfx942.
 HIP_ARCHS = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1102", "gfx1200", "gfx1201")
+
+
+# Host tensor descriptors are launched through TMA, which sm_90 introduced (HIP has none).
+TMA_FROM = 90
+
+
+@dataclass(frozen=True)
+class Backend:
+    """What the variants of one backend can have: the tools ask this table where CUDA and HIP
+    differ, rather than branching on the backend (rules/private/generated/targets.bzl has the
+    same table for the rule's checks)."""
+
+    name: str
+    image: str  # the compiled image's kind: the compile tool's --out_<image>, the link's input
+    outputs: tuple  # compile outputs only this backend writes (beside its image)
+    embed_ptx: bool  # a PTX fallback (embed_ptx, --embed_ptx_fallback)
+    reset_to_zero: bool  # reset_to_zero regions (the launcher zeroes them before a launch)
+    grid_device_attrs: bool  # device attributes (NUM_SMS, ...) in grid expressions
+    tuned_dispatch: bool  # NAME_auto and its tuning table
+    standalone_c: bool  # the compile tool's own C for one variant (--out_c, --out_h)
+
+
+BACKENDS = {
+    "cuda": Backend("cuda", image="cubin", outputs=("out_ptx", "out_sass"), embed_ptx=True,
+                    reset_to_zero=True, grid_device_attrs=True, tuned_dispatch=True,
+                    standalone_c=True),
+    "hip": Backend("hip", image="hsaco", outputs=("out_amdgcn",), embed_ptx=False,
+                   reset_to_zero=False, grid_device_attrs=False, tuned_dispatch=False,
+                   standalone_c=False),
+}
+
+
+def backend(target) -> Backend:
+    """The row of `target`'s backend (a variant.Target, or anything with .backend)."""
+    return BACKENDS[target.backend]
+
+
+def has_tma(target) -> bool:
+    """Whether `target` launches host tensor descriptors (TMA): cuda:90 and newer."""
+    return target.backend == "cuda" and target.arch >= TMA_FROM
+
+
+def backend_only_flags(target) -> tuple:
+    """The compile tool's flags that only the other backends have: an error for `target`."""
+    mine = backend(target)
+    return tuple(flag for b in BACKENDS.values() if b is not mine
+                 for flag in (f"out_{b.image}", *b.outputs, *(("embed_ptx",) if b.embed_ptx
+                                                              and not mine.embed_ptx else ())))
 
 
 def version_key(version: str) -> tuple[int, int] | None:

@@ -10,7 +10,7 @@ its import check, with the same one-line errors naming the target and the attrib
 
 load("//rules/private/generated:launch_options.bzl", "LAUNCH_OPTIONS")
 load("//rules/private/generated:reset_to_zero.bzl", "EXAMPLE_EXTENTS", "EXAMPLE_NAME", "EXTENT_COUNTS", "FORMS_TEXT")
-load("//rules/private/generated:targets.bzl", "ARCH_SPECIFIC_FROM", "PTX_FALLBACK_ARCHS")
+load("//rules/private/generated:targets.bzl", "ARCH_SPECIFIC_FROM", "BACKENDS", "PTX_FALLBACK_ARCHS")
 load("//rules/private/generated:triton_types.bzl", "FP8_TYPES", "INT_TYPES", "LITERAL_NAMES", "SCALAR_TYPES", "TYPE_ALIASES")
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
@@ -123,8 +123,17 @@ def signature_entries(label, signature):
             algo_constexprs.append(entry)
     return entries, algo_constexprs
 
-# The backends a target names; the rest of a target is the compile tool's to check.
-_BACKENDS = ["cuda", "hip"]
+def backend_of(target):
+    """What `target`'s backend can have (targets.py's BACKENDS row, generated into targets.bzl).
+
+    Args:
+      target: a target string checked by `check_targets` ("cuda:90").
+
+    Returns:
+      dict: image, outputs, embed_ptx, reset_to_zero, grid_device_attrs, tuned_dispatch,
+      standalone_c.
+    """
+    return BACKENDS[target.split(":")[0]]
 
 def check_targets(label, attr, targets):
     """Checks the GPU targets' spelling ("cuda:80", "hip:gfx942", ...): all of one backend.
@@ -146,7 +155,7 @@ def check_targets(label, attr, targets):
     for target in targets:
         parts = target.split(":")
         arch = parts[1] if len(parts) == 2 else ""
-        if len(parts) != 2 or parts[0] not in _BACKENDS or not arch.isalnum():
+        if len(parts) != 2 or parts[0] not in BACKENDS or not arch.isalnum():
             _err(label, attr, "'{}' is not a target; write \"cuda:<sm>\" (e.g. \"cuda:90\") or \"hip:gfx<arch>\" (e.g. \"hip:gfx942\")".format(target))
         if target in seen:
             _err(label, attr, "'{}' is listed twice".format(target))
@@ -172,7 +181,7 @@ def ptx_fallback_arch(label, targets, archs):
       The arch (a string, as in `archs`) whose variants embed their PTX; None when a target is
       no arch of the targets table (the build fails on it).
     """
-    if targets[0].startswith("hip:"):
+    if not backend_of(targets[0])["embed_ptx"]:
         _err(label, "embed_ptx", "is CUDA only, but the library targets '{}'; drop embed_ptx for hip libraries".format(targets[0]))
     portable = [int(a) for a in archs if a.isdigit() and int(a) in PTX_FALLBACK_ARCHS]
     if not portable and [a for a in archs if not a.isdigit() or int(a) < ARCH_SPECIFIC_FROM]:
@@ -321,7 +330,7 @@ def _reset_to_zero_for(label, index, regions, constexprs, targets):
     if type(regions) != "dict" or not regions:
         _err(label, "algos", "algos[{}]: reset_to_zero must be a non-empty dict of pointer argument name -> extents, e.g. {{\"{}\": \"{}\"}}".format(index, EXAMPLE_NAME, EXAMPLE_EXTENTS))
     for target in targets:
-        if target.startswith("hip:"):
+        if not backend_of(target)["reset_to_zero"]:
             _err(label, "algos", "algos[{}]: reset_to_zero is CUDA only for now, but the library targets '{}'; zero the output before calling a hip library, or build this algo for cuda targets".format(index, target))
     result = {}
     for name, text in regions.items():

@@ -36,6 +36,29 @@ CUDA_ARCHS = [
 # only.
 ARCH_SPECIFIC_FROM = 90
 
+# What the variants of each backend can have (targets.BACKENDS): the rule asks this table where CUDA
+# and HIP differ.
+BACKENDS = {
+    "cuda": {
+        "image": "cubin",
+        "outputs": ["out_ptx", "out_sass"],
+        "embed_ptx": True,
+        "reset_to_zero": True,
+        "grid_device_attrs": True,
+        "tuned_dispatch": True,
+        "standalone_c": True,
+    },
+    "hip": {
+        "image": "hsaco",
+        "outputs": ["out_amdgcn"],
+        "embed_ptx": False,
+        "reset_to_zero": False,
+        "grid_device_attrs": False,
+        "tuned_dispatch": False,
+        "standalone_c": False,
+    },
+}
+
 # SMs whose PTX the driver JIT-compiles for every later GPU (targets.ptx_fallback_arch): the target
 # an embed_ptx library embeds the PTX of is the lowest of these.
 PTX_FALLBACK_ARCHS = [
