@@ -1106,8 +1106,8 @@ RULE_CASES += [
          "`algos = [\"BLOCK=64\"]` instead of triton_algo(...)",
          ("attribute 'algos': algos[0] is not a triton_algo(...) value",), ("BLOCK=64",),
          attrs='algos = ["BLOCK=64"]'),
-    # Analysis-time type names come from triton_aot/triton_types.py (rules/private/generated/triton_types.bzl):
-    # `f32` is no Triton type there, so it is a constexpr name, and the message says both.
+    # Analysis-time type names come from triton_aot/triton_types.py
+    # (rules/private/generated/triton_types.bzl): `f32` is no Triton type there, so it is a constexpr name, and the message says both.
     Case("rule_signature_unknown_type_f32", "rule attribute", "rule",
          "`f32` for fp32 in the signature (no Triton type is spelt f32)",
          ("attribute 'algos': algos[0] does not set constexpr 'f32'",),
