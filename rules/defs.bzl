@@ -5,14 +5,14 @@
     load("@rules_triton//rules:defs.bzl", "triton_torch_library", "triton_torch_op")  # torch ops
 """
 
-load("//rules/private:algo.bzl", _triton_algo = "triton_algo")
-load("//rules/private:autotune.bzl", _triton_autotune_algos = "triton_autotune_algos")
-load("//rules/private:cuda_headers.bzl", _triton_cuda_headers = "triton_cuda_headers")
-load("//rules/private:current_cuda_headers.bzl", _current_cuda_headers = "current_cuda_headers")
-load("//rules/private:kernel_library.bzl", _triton_kernel_library = "triton_kernel_library")
 load("//rules/private:providers.bzl", _TritonKernelInfo = "TritonKernelInfo", _TritonToolchainInfo = "TritonToolchainInfo")
-load("//rules/private:toolchain.bzl", _triton_toolchain = "triton_toolchain")
-load("//rules/private:torch_library.bzl", _triton_torch_library = "triton_torch_library", _triton_torch_op = "triton_torch_op")
+load("//rules/private/rules:algo.bzl", _triton_algo = "triton_algo")
+load("//rules/private/rules:autotune.bzl", _triton_autotune_algos = "triton_autotune_algos")
+load("//rules/private/rules:cuda_headers.bzl", _triton_cuda_headers = "triton_cuda_headers")
+load("//rules/private/rules:current_cuda_headers.bzl", _current_cuda_headers = "current_cuda_headers")
+load("//rules/private/rules:kernel_library.bzl", _triton_kernel_library = "triton_kernel_library")
+load("//rules/private/rules:toolchain.bzl", _triton_toolchain = "triton_toolchain")
+load("//rules/private/rules:torch_library.bzl", _triton_torch_library = "triton_torch_library", _triton_torch_op = "triton_torch_op")
 
 current_cuda_headers = _current_cuda_headers
 triton_algo = _triton_algo

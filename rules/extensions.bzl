@@ -1,7 +1,7 @@
 """Module extension `triton`: chooses the Python environment that has `triton`."""
 
-load("//rules/private:python_env.bzl", "triton_python_archive_repository", "triton_python_repository")
-load("//rules/private:torch_headers.bzl", "triton_torch_headers_repository")
+load("//rules/private/repositories:python_env.bzl", "triton_python_archive_repository", "triton_python_repository")
+load("//rules/private/repositories:torch_headers.bzl", "triton_torch_headers_repository")
 
 _python_env = tag_class(
     doc = "Names the python3 that has triton (3.5 to 3.9) and absl-py. The root module's tag wins; " +

@@ -5,6 +5,7 @@
  * into the `@rules_triton//runtime` cc_library that every generated CUDA kernel library depends
  * on. Nothing here exits, aborts or prints. */
 #include "trt_runtime.h"
+#include "trt_targets.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -47,13 +48,8 @@ static CUresult trt_context_device(const trt_driver *d, CUdevice *dev, int *sm) 
 }
 
 /* ---- binary compatibility -------------------------------------------------------------------
- * Triton 3.6 compiles arch >= 90 as arch-specific sm_XXa: those cubins and that PTX run only on
- * exactly that SM.  Older cubins run on later minors of the same major (sm_80 on sm_86/sm_89);
- * older PTX is JIT-compiled by the driver for any later SM. */
-static int trt_cubin_runs_on(int arch, int sm) {
-  return arch == sm || (arch < 90 && arch / 10 == sm / 10 && arch < sm);
-}
-static int trt_ptx_runs_on(int arch, int sm) { return arch == sm || (arch < 90 && arch < sm); }
+ * Which cubin or PTX runs on which SM (trt_cubin_runs_on, trt_ptx_runs_on) is the targets
+ * table's rule (triton_aot/targets.py), generated into trt_targets.h. */
 
 /* Exact SM, else the highest compatible lower SM of the same major, else the highest target whose
  * PTX can be JIT-compiled for this SM; -1 when nothing can run. */

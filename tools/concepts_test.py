@@ -8,12 +8,15 @@ import dataclasses
 import importlib.util
 import os
 import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-# The runfiles root: tools/, triton_aot/, rules/private/ and docs/gpu_targets.md as the test's data.
+# The runfiles root: tools/, triton_aot/, rules/private/{rules,generated}/, runtime/trt_targets.h
+# and docs/gpu_targets.md as the test's data.
 REPO = Path(os.path.abspath(__file__)).parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 
@@ -50,16 +53,17 @@ def test_one_table_edit_changes_the_rule_the_tool_and_the_docs(monkeypatch):
     _edited_targets(monkeypatch)
     # the tool
     assert triton_adapter.parse_target("cuda:88").arch == 88
-    # the rule: validate.bzl reads CUDA_ARCHS from the generated targets.bzl, which now differs
-    # from the committed one, so test_generated_copies_are_current fails until it is regenerated
+    # the rule: python_env.bzl reads CUDA_ARCHS_BY_TRITON from the generated targets.bzl, which
+    # now differs from the committed one, so test_generated_copies_are_current fails until it is
+    # regenerated
     bzl = gen_concepts.targets_bzl()
     assert '"3.9": [70, 72, 75, 80, 86, 87, 88, 89,' in bzl
-    assert bzl != (REPO / "rules/private/targets.bzl").read_text()
+    assert bzl != (REPO / "rules/private/generated/targets.bzl").read_text()
     # the docs: the GPU targets page's table, likewise
     table = gen_concepts.targets_table_markdown()
     assert "| cuda:88 | no | no | no | no | yes |" in table
     assert table not in (REPO / gen_concepts.TARGETS_PAGE).read_text()
-    assert set(gen_concepts.stale(REPO)) >= {"rules/private/targets.bzl", "docs/gpu_targets.md"}
+    assert set(gen_concepts.stale(REPO)) >= {"rules/private/generated/targets.bzl", "docs/gpu_targets.md"}
 
 
 def test_cuda_70_is_accepted_by_the_tool_for_every_release():
@@ -76,10 +80,54 @@ def test_ptx_fallback_arch_is_portable():
         assert all(targets.ptx_runs_on(arch, sm) for sm in targets.CUDA_ARCHS if sm >= arch)
 
 
+def _compile_and_run(tmp_path: Path, program: str) -> str:
+    cc = os.environ.get("RULES_TRITON_CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler")
+    (tmp_path / "main.c").write_text(program)
+    exe = tmp_path / "main"
+    subprocess.run([os.path.abspath(cc) if os.path.exists(cc) else cc, "-std=c99", "-Wall",
+                    "-Werror", f"-I{REPO / 'runtime'}", str(tmp_path / "main.c"), "-o", str(exe)],
+                   check=True)
+    return subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+
+
+def test_the_runtime_picks_cubins_by_the_targets_tables_rule(tmp_path):
+    # Every known SM, their neighbours and SMs no release compiles for yet.
+    sms = sorted(set(range(60, 140)) | set(targets.CUDA_ARCHS))
+    program = (
+        '#include <stdio.h>\n#include "trt_targets.h"\n'
+        "int main(void) {\n"
+        f"  for (int arch = {sms[0]}; arch <= {sms[-1]}; ++arch)\n"
+        f"    for (int sm = {sms[0]}; sm <= {sms[-1]}; ++sm)\n"
+        '      printf("%d %d %d %d\\n", arch, sm, trt_cubin_runs_on(arch, sm), '
+        "trt_ptx_runs_on(arch, sm));\n"
+        "  return 0;\n}\n")
+    rows = _compile_and_run(tmp_path, program).split("\n")
+    assert len(rows) - 1 == len(sms) ** 2
+    for row in rows[:-1]:
+        arch, sm, cubin, ptx = map(int, row.split())
+        assert bool(cubin) == targets.cubin_runs_on(arch, sm), (arch, sm)
+        assert bool(ptx) == targets.ptx_runs_on(arch, sm), (arch, sm)
+
+
+def test_the_backend_table_names_the_compile_tools_outputs():
+    from triton_aot import compile as compile_tool
+    for b in targets.BACKENDS.values():
+        assert f"out_{b.image}" in compile_tool.OUTPUT_FLAGS, b.name
+        assert set(b.outputs) <= set(compile_tool.OUTPUT_FLAGS), b.name
+    cuda, hip = Target("cuda", 90, 32), Target("hip", "gfx942", 64)
+    assert set(targets.backend_only_flags(cuda)) == {"out_hsaco", "out_amdgcn"}
+    assert set(targets.backend_only_flags(hip)) == {"out_cubin", "out_ptx", "out_sass",
+                                                     "embed_ptx"}
+    assert targets.has_tma(cuda) and not targets.has_tma(hip)
+    assert not targets.has_tma(Target("cuda", targets.TMA_FROM - 1, 32))
+
+
 # ----------------------------------------------------------------------------- launch options
 
 def _algo_bzl_params() -> list[str]:
-    text = (REPO / "rules" / "private" / "algo.bzl").read_text()
+    text = (REPO / "rules" / "private" / "rules" / "algo.bzl").read_text()
     head = re.search(r"def triton_algo\(([^)]*)\)", text).group(1)
     return [p.split("=")[0].strip() for p in head.split(",")]
 

@@ -3,12 +3,13 @@
     python3 tools/gen_concepts.py           # rewrites every generated file in the checkout
     python3 tools/gen_concepts.py --check   # exit 1 naming each stale file (what the test does)
 
-Each concept is defined once, in the Python module named after it; the rule's Starlark cannot
-import Python, and the docs cannot either, so they get generated copies:
+Each concept is defined once, in the Python module named after it; the rule's Starlark, the C
+runtime and the docs cannot import Python, so they get generated copies:
 
-  triton_aot/targets.py        -> rules/private/targets.bzl, docs/gpu_targets.md's targets table
-  triton_aot/launch_options.py -> rules/private/launch_options.bzl
-  triton_aot/reset_to_zero.py  -> rules/private/reset_to_zero.bzl
+  triton_aot/targets.py        -> rules/private/generated/targets.bzl, docs/gpu_targets.md's targets table,
+                                  runtime/trt_targets.h (which cubin serves a GPU, for the runtime)
+  triton_aot/launch_options.py -> rules/private/generated/launch_options.bzl
+  triton_aot/reset_to_zero.py  -> rules/private/generated/reset_to_zero.bzl
 
 //tools:concepts_current_test fails when a committed copy differs from what this renders, so an
 edit of a table reaches the rule, the tool and the docs together. Needs no triton: the modules
@@ -17,6 +18,7 @@ are pure Python.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import textwrap
@@ -80,8 +82,8 @@ def _assign(name: str, doc: str, value) -> str:
 def targets_bzl() -> str:
     by_version = {f"{k[0]}.{k[1]}": list(v) for k, v in sorted(targets.CUDA_ARCHS_BY_TRITON.items())}
     return "\n".join([
-        _header("GPU targets each supported triton compiles for, for the analysis-time checks in "
-                "validate.bzl.", "triton_aot/targets.py"),
+        _header("GPU targets each supported triton compiles for, for what analysis needs of them "
+                "(validate.bzl, python_env.bzl).", "triton_aot/targets.py"),
         _assign("CUDA_ARCHS_BY_TRITON", "SMs each triton release (\"3.6\") compiles for.",
                 by_version),
         _assign("CUDA_ARCHS", "Every SM some supported triton compiles for, ascending.",
@@ -89,8 +91,51 @@ def targets_bzl() -> str:
         _assign("ARCH_SPECIFIC_FROM", "Triton compiles this SM and newer arch-specific "
                 "(sm_90a): those cubins and PTX serve their own SM only.",
                 targets.ARCH_SPECIFIC_FROM),
-        _assign("HIP_ARCHS", "AMD archs triton compiles for.", list(targets.HIP_ARCHS)),
+        _assign("BACKENDS", "What the variants of each backend can have (targets.BACKENDS): the "
+                "rule asks this table where CUDA and HIP differ.",
+                {name: {k: v for k, v in dataclasses.asdict(b).items() if k != "name"}
+                 for name, b in targets.BACKENDS.items()}),
+        _assign("PTX_FALLBACK_ARCHS", "SMs whose PTX the driver JIT-compiles for every later "
+                "GPU (targets.ptx_fallback_arch): the target an embed_ptx library embeds the PTX "
+                "of is the lowest of these.",
+                [a for a in targets.CUDA_ARCHS if targets.ptx_fallback_arch([a]) == a]),
     ])
+
+
+# The runtime's copy: which cubin (or PTX) of a library serves the current GPU. Its two
+# functions are targets.cubin_runs_on and targets.ptx_runs_on in C, over the table's
+# ARCH_SPECIFIC_FROM; concepts_test compiles this header and compares them on every pair of SMs.
+TARGETS_HEADER = "runtime/trt_targets.h"
+
+
+def targets_c_header() -> str:
+    return f"""/* GPU targets' binary compatibility, for the runtime's choice of a library's cubin or PTX
+ * (trt_runtime.c: trt_pick_target).
+ *
+ * Generated from triton_aot/targets.py by tools/gen_concepts.py: do not edit.
+ * //tools:concepts_current_test fails when this file is stale, and checks that these functions
+ * answer as targets.cubin_runs_on and targets.ptx_runs_on do for every pair of SMs. */
+#ifndef TRT_TARGETS_H_
+#define TRT_TARGETS_H_
+
+/* Triton compiles this SM and newer arch-specific (sm_90a): those cubins and that PTX run on
+ * exactly their own SM. */
+#define TRT_ARCH_SPECIFIC_FROM {targets.ARCH_SPECIFIC_FROM}
+
+/* Whether an sm_`arch` cubin runs on an sm_`sm` GPU: its own SM, or a later minor of the same
+ * major for portable cubins (sm_80 on sm_86 and sm_89). */
+static inline int trt_cubin_runs_on(int arch, int sm) {{
+  return arch == sm || (arch < TRT_ARCH_SPECIFIC_FROM && arch / 10 == sm / 10 && arch < sm);
+}}
+
+/* Whether the driver can JIT-compile sm_`arch` PTX for an sm_`sm` GPU: its own SM, or any later
+ * one for portable PTX. */
+static inline int trt_ptx_runs_on(int arch, int sm) {{
+  return arch == sm || (arch < TRT_ARCH_SPECIFIC_FROM && arch < sm);
+}}
+
+#endif /* TRT_TARGETS_H_ */
+"""
 
 
 # The page that documents GPU targets; its generated table sits between these lines.
@@ -185,9 +230,10 @@ def outputs(repo: Path) -> dict[str, str]:
     """Each generated file's path (relative to the repository) -> the text it must have."""
     page = (repo / TARGETS_PAGE).read_text()
     return {
-        "rules/private/targets.bzl": targets_bzl(),
-        "rules/private/launch_options.bzl": launch_options_bzl(),
-        "rules/private/reset_to_zero.bzl": reset_to_zero_bzl(),
+        "rules/private/generated/targets.bzl": targets_bzl(),
+        "rules/private/generated/launch_options.bzl": launch_options_bzl(),
+        "rules/private/generated/reset_to_zero.bzl": reset_to_zero_bzl(),
+        TARGETS_HEADER: targets_c_header(),
         TARGETS_PAGE: page_with_table(page),
     }
 

@@ -1,9 +1,10 @@
-"""Writes rules/private/triton_types.bzl from triton_aot/triton_types.py's tables.
+"""Writes rules/private/generated/triton_types.bzl from triton_aot/triton_types.py's tables.
 
-    python3 tools/gen_triton_types.py > rules/private/triton_types.bzl
+    python3 tools/gen_triton_types.py > rules/private/generated/triton_types.bzl
 
-The analysis-time signature check (rules/private/validate.bzl) must know which identifier
-entries of a signature are types or literals and which are constexpr names; a hand copy of the
+The analysis-time signature split (rules/private/validate.bzl) must know which identifier
+entries of a signature are types or literals and which are constexpr names (the grammar of the
+entries themselves is the compile tool's check); a hand copy of the
 tables drifted, so the .bzl is generated and //tools:triton_types_current_test fails when it is
 stale. Needs no triton: triton_types.py and signature.py are pure Python.
 """
@@ -65,10 +66,6 @@ def render() -> str:
               triton_types.TYPE_ALIASES),
         _list("LITERAL_NAMES", "Identifiers that are constexpr values, not constexpr names.",
               literal_names()),
-        _list("TENSORDESC_DTYPES", "Element types of host tensor descriptors "
-              "(tensordesc<fp16[64, 64]>).", triton_types.TENSORDESC_DTYPES),
-        f"# Highest rank of a host tensor descriptor.\nTENSORDESC_MAX_RANK = "
-        f"{triton_types.TENSORDESC_MAX_RANK}\n",
     ]
     return "\n".join(parts)
 

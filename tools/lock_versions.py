@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes tools/locks/triton-X.Y.lock: the pins of tools/requirements.lock with another triton.
 
-One lock per supported triton minor (SUPPORTED below; the range rules/private/python_env.bzl
-accepts). Same format and same hashes policy as tools/requirements.lock (tools/setup installs
+One lock per supported triton minor (SUPPORTED below; the range
+rules/private/repositories/python_env.bzl accepts). Same format and same hashes policy as tools/requirements.lock (tools/setup installs
 either with --require-hashes); only triton changes. Regenerate after a pin changes:
     python3 tools/lock_versions.py
 Why a separate file per version: a monorepo pins whichever triton its torch needs, and pip's

@@ -81,7 +81,9 @@ def index_paths(index: Path) -> list[str]:
 def tracked(root: Path) -> list[str] | None:
     """Tracked paths, or None when `root` is no git checkout."""
     git_dir = _git_dir(root)
-    if git_dir is None:
+    if git_dir is None or not git_dir.is_dir():
+        # No checkout, or a worktree whose git folder is out of reach (tools/bazel's rootfs
+        # binds the worktree only, not the main checkout's .git/worktrees/NAME).
         return None
     if shutil.which("git"):
         result = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True)

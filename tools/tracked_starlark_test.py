@@ -65,3 +65,12 @@ def test_no_checkout_skips_bazelignored_and_hidden_folders(tmp_path):
         (tmp_path / rel).write_text("")
     (tmp_path / ".bazelignore").write_text("examples\n")
     assert tracked_starlark.starlark_files(tmp_path) == ["BUILD.bazel", "a/x.bzl"]
+
+
+def test_worktree_whose_git_folder_is_out_of_reach_lints_the_tree(tmp_path, monkeypatch):
+    monkeypatch.setattr(tracked_starlark.shutil, "which", lambda _: None)
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "defs.bzl").write_text("")
+    (tmp_path / "BUILD.bazel").write_text("")
+    (tmp_path / ".git").write_text("gitdir: /nonexistent/.git/worktrees/wt\n")
+    assert tracked_starlark.starlark_files(tmp_path) == ["BUILD.bazel", "rules/defs.bzl"]

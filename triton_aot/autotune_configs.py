@@ -5,7 +5,7 @@ Why a generated file rather than configs read during the build: Bazel fixes the 
 target at analysis time, before any Python runs, and one TritonCompile action per (config x
 specialization x target) needs the configs then. So the configs are evaluated here, by a build
 action whose output a test compares with the committed copy next to the BUILD file, and a
-`bazel run` target rewrites it (rules/private/autotune.bzl, docs/design.md).
+`bazel run` target rewrites it (rules/private/rules/autotune.bzl, docs/design.md).
 
 Configs built by code are evaluated by importing the kernel file, as the JIT would. An
 `early_config_prune` is applied when it runs without run-time arguments (it gets a `named_args`
@@ -174,7 +174,7 @@ def run(fv: flags.FlagValues) -> None:
     write_atomic(fv.out, text.encode())
 
 
-# The flags that a triton_autotune_algos attribute sets (rules/private/autotune.bzl).
+# The flags that a triton_autotune_algos attribute sets (rules/private/rules/autotune.bzl).
 FLAG_ATTRIBUTES = {"kernel_path": "srcs", "kernel_module": "kernel_module", "import_path": "deps",
                    "target": "target", "kernels": "kernels", "kernel_name": "kernels"}
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-# The compile tool's flags that a triton_kernel_library attribute sets (rules/private/actions.bzl).
+# The compile tool's flags that a triton_kernel_library attribute sets (rules/private/actions/actions.bzl).
 FLAG_ATTRIBUTES = {
     "kernel_path": "srcs",
     "kernel_module": "kernel_module",
@@ -31,6 +31,7 @@ FLAG_ATTRIBUTES = {
     "launch_cooperative_grid": "algos",
     "launch_pdl": "algos",
     "target": "targets",
+    "library_targets": "targets",
     "embed_ptx": "embed_ptx",
 }
 

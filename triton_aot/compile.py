@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Optional, Sequence, TextIO
 
 from absl import flags
 
-from triton_aot import abi, cli, environment
+from triton_aot import abi, cli, environment, targets
 from triton_aot.atomic_write import write_atomic
 from triton_aot.build_terms import in_build_terms
 from triton_aot.errors import UserError, flag_error
@@ -32,9 +32,8 @@ if TYPE_CHECKING:
 
 OUTPUT_FLAGS = ("out_c", "out_h", "out_json", "out_ptx", "out_ttir", "out_ttgir", "out_llir",
                 "out_cubin", "out_sass", "out_amdgcn", "out_hsaco")
-# Outputs only one backend has: the image flag names the record's image.
-CUDA_ONLY_FLAGS = ("out_ptx", "out_cubin", "out_sass", "embed_ptx")
-HIP_ONLY_FLAGS = ("out_amdgcn", "out_hsaco")
+# Outputs only one backend has (the image flag names the record's image) are
+# targets.BACKENDS' to say.
 # and exactly one of --kernel_path / --kernel_module
 REQUIRED_FLAGS = ("kernel_name", "signature", "grid", "target", "symbol")
 # --out_params alone: import the kernel and stop (a library's one import check)
@@ -92,6 +91,9 @@ def define_flags(fv: flags.FlagValues) -> None:
     s("out_params", None, "Write the kernel's parameters (JSON) after importing it. Alone (no "
       "other output), the tool only imports the kernel: the rule runs this once per library, "
       "so an import failure is reported once, before any variant compiles.", flag_values=fv)
+    s("library_targets", "", "With --out_params alone: every target of the library, comma "
+      "separated (cuda:80,cuda:90), each checked as --target is, so that a wrong one is refused "
+      "once, before any variant compiles.", flag_values=fv)
     environment.define_action_flags(fv)
     b("persistent_worker", False, "Run as a Bazel persistent worker (JSON protocol); given "
       "at start-up, not per request.", flag_values=fv)
@@ -129,6 +131,7 @@ class ToolArgs:
     out_params: Optional[str] = None
     bazel_target: Optional[str] = None
     env_fingerprint: Optional[str] = None
+    library_targets: str = ""
 
 
 def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
@@ -154,21 +157,37 @@ def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
         symbol=fv.symbol, algo_index=fv.algo_index,
         outputs=outputs, import_paths=tuple(fv.import_path), verbose=fv.verbose,
         out_params=fv.out_params, bazel_target=fv.bazel_target,
-        env_fingerprint=fv.env_fingerprint)
+        env_fingerprint=fv.env_fingerprint, library_targets=fv.library_targets or "")
 
 
 def check_import(args: ToolArgs) -> None:
     """Imports the kernel for `args.target` and writes its parameters (--out_params); with
     --signature (and --constexprs), also binds them to the kernel's parameters, so that a
-    signature every variant shares is refused once, here, rather than by every variant."""
+    signature every variant shares is refused once, here, rather than by every variant. The
+    library's targets (--library_targets) are checked here too, against the targets table, and
+    against the signature's host tensor descriptors (TMA)."""
     from triton_aot.signature import parse_constexprs, parse_signature
     from triton_aot.triton_adapter import parse_target
 
+    library = [_library_target(t, parse_target) for t in args.library_targets.split(",")
+               if t.strip()]
     with _kernel(args, parse_target(args.target)) as kernel:
         if args.signature:
-            _bind(args, parse_signature(args.signature), {}, parse_constexprs(args.constexprs),
-                  kernel)
+            sig = _bind(args, parse_signature(args.signature), {},
+                        parse_constexprs(args.constexprs), kernel)
+            for target in library:
+                _check_tensordesc_target(sig, target, "library_targets")
         write_atomic(args.out_params, _params_json(kernel))
+
+
+def _library_target(text: str, parse_target):
+    """One entry of --library_targets, refused in its own flag's name."""
+    try:
+        return parse_target(text)
+    except UserError as e:
+        if e.message.startswith("--target"):
+            raise UserError("--library_targets" + e.message[len("--target"):]) from None
+        raise
 
 
 def _bind(args: ToolArgs, entries, hints: dict, constexprs: dict, kernel):
@@ -243,7 +262,7 @@ def _check_request(args: ToolArgs) -> _Request:
                           args.launch_cooperative_grid, args.launch_pdl, args.maxnreg)
     check_options(opts, target)
     _check_backend_flags(args, target)
-    if args.reset_to_zero and target.is_hip:
+    if args.reset_to_zero and not targets.backend(target).reset_to_zero:
         # The HIP launcher has no memset path yet (and the fake HIP runtime no memset records to
         # test one against): refused rather than silently not zeroed.
         raise flag_error("reset_to_zero", f"is CUDA only for now (target {target})",
@@ -291,7 +310,7 @@ def _compile(request: _Request) -> tuple["_WithRecord", object]:
         grid = parse_grid(args.grid, sig, launch_args)
         reset_to_zero = parse_reset_to_zero(args.reset_to_zero, sig, launch_args,
                                             args.algo_index)
-        if target.is_hip and grid.device_attrs:
+        if grid.device_attrs and not targets.backend(target).grid_device_attrs:
             raise flag_error("grid", f"{', '.join(grid.device_attrs)} is not supported for hip "
                              f"targets yet (target {target})", "write the grid without it")
         compiled = compile_kernel(kernel, sig, target, opts,
@@ -317,10 +336,10 @@ class _WithRecord:
 def _output_files(args: ToolArgs, result: _WithRecord, kernel) -> dict[str, bytes]:
     """The bytes of every output flag, by flag name."""
     compiled, record = result.compiled, result.record
-    is_hip = record.target.backend == "hip"
+    backend = targets.backend(record.target)
     files: dict[str, bytes] = {}
     if {"out_c", "out_h"} & set(args.outputs):
-        if is_hip:
+        if not backend.standalone_c:
             raise flag_error("out_c", "the standalone variant C is CUDA only",
                              "link hip variants with python -m triton_aot.link")
         from triton_aot import c_variant
@@ -332,7 +351,7 @@ def _output_files(args: ToolArgs, result: _WithRecord, kernel) -> dict[str, byte
             raise UserError(f"--out_c/--out_h: C generation failed: {e}") from e
         files["out_c"], files["out_h"] = c_text.encode(), h_text.encode()
     files["out_json"] = record.to_json().encode()
-    files["out_hsaco" if is_hip else "out_cubin"] = compiled.cubin
+    files[f"out_{backend.image}"] = compiled.cubin
     for name in ("ptx", "ttir", "ttgir", "llir", "sass", "amdgcn"):
         text = getattr(compiled, name)
         if text is not None:
@@ -370,14 +389,16 @@ def check_hsaco(record: VariantRecord, image: bytes) -> None:
                         "this target")
 
 
-def _check_tensordesc_target(sig, target) -> None:
+def _check_tensordesc_target(sig, target, flag: str = "target") -> None:
     """Host tensor descriptors are launched through TMA, which sm_90 introduced."""
     descs = [a.name for a in sig.args if is_tensordesc(a.type)]
-    if descs and (target.is_hip or target.arch < 90):
-        raise flag_error("target", f"{target} has no TMA, but {', '.join(descs)} "
+    if descs and not targets.has_tma(target):
+        whom = "build the library for cuda:90 or newer only, e.g. --library_targets=cuda:90" \
+            if flag == "library_targets" else "compile it for cuda:90 or newer"
+        raise flag_error(flag, f"{target} has no TMA, but {', '.join(descs)} "
                          f"{'is a host tensor descriptor' if len(descs) == 1 else 'are host tensor descriptors'} "
                          "(tensordesc<...>), which the launcher encodes as a CUtensorMap",
-                         "compile it for cuda:90 or newer (or pass plain pointers)")
+                         f"{whom} (or pass plain pointers)")
 
 
 def _algo_targets(text: str, target, parse_target) -> tuple[str, ...] | None:
@@ -403,7 +424,8 @@ def _algo_targets(text: str, target, parse_target) -> tuple[str, ...] | None:
 def _check_backend_flags(args: ToolArgs, target) -> None:
     """Outputs that only the other backend has are an error, not silently skipped."""
     given = set(args.outputs) | ({"embed_ptx"} if args.embed_ptx else set())
-    wrong = HIP_ONLY_FLAGS if not target.is_hip else CUDA_ONLY_FLAGS
+    others = targets.backend_only_flags(target)
+    wrong = [flag for flag in OUTPUT_FLAGS + ("embed_ptx",) if flag in others]
     for flag in wrong:
         if flag in given:
             raise flag_error(flag, f"--{flag} does not apply to target {target}",
@@ -451,7 +473,7 @@ def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature"
         grid=grid.source,
         grid_c=grid.c,
         triton_version=compiled.triton_version,
-        cubin_file=_relative_to_record(args, "out_hsaco" if target.is_hip else "out_cubin"),
+        cubin_file=_relative_to_record(args, f"out_{targets.backend(target).image}"),
         cubin_sha256=hashlib.sha256(compiled.cubin).hexdigest(),
         cubin_size=len(compiled.cubin),
         ptx_file=_relative_to_record(args, "out_ptx") if args.embed_ptx else None,

@@ -2,7 +2,7 @@
 num_warps, num_stages, num_ctas and maxnreg; the launcher's launch_pdl and
 launch_cooperative_grid), with their defaults and the values each may take.
 
-Defined here once. rules/private/launch_options.bzl is generated from this table by
+Defined here once. rules/private/generated/launch_options.bzl is generated from this table by
 tools/gen_concepts.py: triton_algo's keys and validate.bzl's defaults and checks (values, the
 CUDA arch an option needs, CUDA only) read it. The compile tool's flags (compile.py), its checks
 (triton_adapter.check_options, CompileOptions) and the record (variant.LaunchConfig) name the

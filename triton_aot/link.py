@@ -30,6 +30,7 @@ from triton_aot.c_library import Algo, LibraryPlan, TargetSlot, TunedDispatch, V
 from triton_aot.c_parts import Image
 from triton_aot.errors import UserError
 from triton_aot.targets import arch_name
+from triton_aot.targets import backend as backend_of
 from triton_aot.triton_types import INT_TYPES
 from triton_aot.variant import FORMAT, RecordError
 
@@ -85,10 +86,8 @@ def load_variant(path: str) -> Variant:
     if record.cubin_file is None:
         raise UserError(f"{path}: the record names no cubin; compile the variant with "
                         "--out_cubin next to its --out_json")
-    if record.target.is_hip:
-        cubin = _read_image(folder / record.cubin_file, path, "hsaco", "--out_hsaco")
-    else:
-        cubin = _read_image(folder / record.cubin_file, path, "cubin", "--out_cubin")
+    image = backend_of(record.target).image
+    cubin = _read_image(folder / record.cubin_file, path, image, f"--out_{image}")
     ptx = None
     if record.ptx_embedded:
         if record.ptx_file is None:
@@ -265,7 +264,7 @@ def plan_tuning(fv_tuning: str | None, key: Sequence[str], default_algo: int, la
             raise UserError("--tuning needs --tuning_key (the integer arguments the table is "
                             "keyed by, e.g. --tuning_key=M,N,K)")
         return None
-    if ref.record.target.is_hip:
+    if not backend_of(ref.record.target).tuned_dispatch:
         raise UserError("--tuning_key: tuned dispatch (NAME_auto) is CUDA only for now; drop "
                         "tuning_key from this hip library")
     c_args = {a.name: a for a in ref.record.c_args}
@@ -330,7 +329,7 @@ def build_plan(variants: Sequence[Variant], name: str, header: str,
             raise UserError(f"mixed backends: {ref.label} targets {ref.record.target} but "
                             f"{v.label} targets {v.record.target}; a library is either CUDA or "
                             "HIP: link the cuda and hip variants into two libraries")
-    if embed_ptx_fallback and ref.record.target.is_hip:
+    if embed_ptx_fallback and not backend_of(ref.record.target).embed_ptx:
         raise UserError("--embed_ptx_fallback is CUDA only; these variants target HIP")
 
     algos: dict[tuple, list[Variant]] = {}

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from triton_aot import abi, c_syntax, signature
+from triton_aot import abi, c_syntax, launch_options, signature, targets
 from triton_aot.errors import UserError
 from triton_aot.reset_to_zero import COUNTS_TEXT, EXTENT_COUNTS
 from triton_aot.triton_types import INT_TYPES
@@ -177,7 +177,7 @@ def _reset_to_zero(value: Any, args: tuple[Arg, ...], target: Target) -> tuple[R
     evaluates it like the grid, but no device attribute is read for it)."""
     if not isinstance(value, list) or not value:
         raise RecordError(f"reset_to_zero {value!r} is not a non-empty list of regions")
-    if target.is_hip:
+    if not targets.backend(target).reset_to_zero:
         raise RecordError("reset_to_zero is CUDA only; a hip variant cannot have one")
     from triton_aot.grid import DEVICE_ATTRS
     order = [a.name for a in args]
@@ -255,9 +255,10 @@ def _from_dict(d: dict) -> VariantRecord:
     else:
         raise RecordError(f"target backend {backend!r} is not supported (cuda or hip)")
     target = Target(backend, arch, _int(t, "warp_size", 1))
-    if any(a.is_tensordesc for a in args) and (target.is_hip or target.arch < 90):
+    if any(a.is_tensordesc for a in args) and not targets.has_tma(target):
         raise RecordError(f"host tensor descriptors need TMA (cuda:90 or newer), not {target}")
-    if target.is_hip and (d.get("ptx_embedded") or d.get("ptx_file") is not None):
+    if not targets.backend(target).embed_ptx and (d.get("ptx_embedded")
+                                                  or d.get("ptx_file") is not None):
         raise RecordError("a hip variant cannot embed PTX (ptx_embedded/ptx_file are CUDA only)")
     algo_index = d.get("algo_index")
     if algo_index is not None and (isinstance(algo_index, bool) or not isinstance(algo_index, int)
@@ -277,7 +278,8 @@ def _from_dict(d: dict) -> VariantRecord:
                                 or not MAXNREG_MIN <= maxnreg <= MAXNREG_MAX):
         raise RecordError(f"maxnreg {maxnreg!r} is not an integer from {MAXNREG_MIN} to "
                           f"{MAXNREG_MAX}")
-    if maxnreg is not None and target.is_hip:
+    if (maxnreg is not None and launch_options.BY_NAME["maxnreg"].cuda_only
+            and target.backend != "cuda"):
         raise RecordError("maxnreg is CUDA only; a hip variant cannot have one")
     algo_targets = d.get("algo_targets")
     if algo_targets is not None:

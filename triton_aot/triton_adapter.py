@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from triton_aot import targets
+from triton_aot import launch_options, targets
 from triton_aot.disasm import disassemble
 from triton_aot.errors import UserError, flag_error
 from triton_aot.kernel_loader import LoadedKernel
@@ -116,7 +116,9 @@ def parse_target(text: str) -> Target:
 
 def _other_versions_for(arch: int) -> str:
     versions = targets.versions_for(arch)
-    return f" (triton {', '.join(versions)} compiles for sm_{arch})" if versions else ""
+    if not versions:
+        return f" (no supported triton compiles for sm_{arch})"
+    return f" (triton {', '.join(versions)} compiles for sm_{arch})"
 
 
 @dataclass(frozen=True)
@@ -141,18 +143,19 @@ def check_options(opts: CompileOptions, target: Target) -> None:
     if opts.maxnreg is not None and not MAXNREG_MIN <= opts.maxnreg <= MAXNREG_MAX:
         raise flag_error("maxnreg", f"{opts.maxnreg} is not a register count from {MAXNREG_MIN} "
                          f"to {MAXNREG_MAX}", "use e.g. 128 or 168")
-    if target.is_hip:
-        for flag, on in (("num_ctas", opts.num_ctas > 1), ("launch_pdl", opts.launch_pdl),
-                         ("maxnreg", opts.maxnreg is not None),
-                         ("launch_cooperative_grid", opts.launch_cooperative_grid)):
-            if on:
-                raise flag_error(flag, f"the HIP launcher of rules_triton does not support "
-                                 f"--{flag} (target {target})", f"drop --{flag} for hip targets")
+    if target.backend != "cuda":
+        # the options the table marks CUDA only, when set to anything but their default
+        for o in launch_options.OPTIONS:
+            if o.cuda_only and getattr(opts, o.name) != o.default:
+                raise flag_error(o.name, f"the HIP launcher of rules_triton does not support "
+                                 f"--{o.name} (target {target})",
+                                 f"drop --{o.name} for hip targets")
         return
-    if opts.num_ctas > 1 and target.arch < 90:
+    by_name = launch_options.BY_NAME
+    if opts.num_ctas > 1 and target.arch < by_name["num_ctas"].min_cuda_arch:
         raise flag_error("num_ctas", f"num_ctas={opts.num_ctas} needs sm_90 or newer but "
                          f"--target is {target}", "use --num_ctas=1 or a cuda:90+ target")
-    if opts.launch_pdl and target.arch < 90:
+    if opts.launch_pdl and target.arch < by_name["launch_pdl"].min_cuda_arch:
         raise flag_error("launch_pdl", f"programmatic dependent launch needs sm_90 or newer but "
                          f"--target is {target}", "drop --launch_pdl or use a cuda:90+ target")
 
@@ -251,7 +254,7 @@ def triton_inputs(sig: BoundSignature) -> tuple[dict, dict, dict]:
 
 
 # The triton releases tools/version_matrix passes with (docs/triton_versions.md); the same range
-# as rules/private/python_env.bzl's SUPPORTED_TRITON.
+# as rules/private/repositories/python_env.bzl's SUPPORTED_TRITON.
 SUPPORTED_TRITON = ((3, 5), (3, 9))
 
 
@@ -403,7 +406,7 @@ def tma_infos(meta: Any, sig: BoundSignature, target: Target) -> tuple[TmaInfo, 
     descs = [a for a in sig.args if not a.is_constexpr and a.type.startswith("tensordesc")]
     if not descs:
         return ()
-    if target.is_hip or not meta or len(meta) != len(descs):
+    if not targets.has_tma(target) or not meta or len(meta) != len(descs):
         raise UserError(f"internal error: triton lowered {len(meta or ())} of the {len(descs)} "
                         f"tensor descriptor(s) to TMA for {target}; rules_triton launches host "
                         "descriptors through TMA only (cuda:90 or newer)")

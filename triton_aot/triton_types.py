@@ -2,7 +2,7 @@
 the integer types, fp8 element types and host tensor descriptor element types.
 
 Defined here once; triton_aot.signature parses with them, and tools/gen_triton_types.py renders
-them into rules/private/triton_types.bzl for the rule's analysis-time checks
+them into rules/private/generated/triton_types.bzl for the rule's analysis-time checks
 (//tools:triton_types_current_test fails when that copy is stale).
 """
 

@@ -1,14 +1,17 @@
 """Analysis-time checks of triton_kernel_library attributes.
 
 Each returns a normalised value or fails with a message that names the attribute and the fix.
-The compile tool checks everything again against the kernel itself (names, types, constexprs);
-these checks catch what can be known without Python, before any action runs.
+Only what analysis itself needs is checked here: counts, names (the signature's constexprs,
+hints, targets listed twice) and the backend. The grammar of signature entries and what the
+targets table says of each target (which triton compiles it, which has TMA) are the compile
+tool's checks (triton_aot/signature.py, triton_adapter.py, targets.py), run once per library in
+its import check, with the same one-line errors naming the target and the attribute.
 """
 
-load(":launch_options.bzl", "LAUNCH_OPTIONS")
-load(":reset_to_zero.bzl", "EXAMPLE_EXTENTS", "EXAMPLE_NAME", "EXTENT_COUNTS", "FORMS_TEXT")
-load(":targets.bzl", "ARCH_SPECIFIC_FROM", "CUDA_ARCHS", "HIP_ARCHS")
-load(":triton_types.bzl", "FP8_TYPES", "INT_TYPES", "LITERAL_NAMES", "SCALAR_TYPES", "TENSORDESC_DTYPES", "TENSORDESC_MAX_RANK", "TYPE_ALIASES")
+load("//rules/private/generated:launch_options.bzl", "LAUNCH_OPTIONS")
+load("//rules/private/generated:reset_to_zero.bzl", "EXAMPLE_EXTENTS", "EXAMPLE_NAME", "EXTENT_COUNTS", "FORMS_TEXT")
+load("//rules/private/generated:targets.bzl", "ARCH_SPECIFIC_FROM", "BACKENDS", "PTX_FALLBACK_ARCHS")
+load("//rules/private/generated:triton_types.bzl", "FP8_TYPES", "INT_TYPES", "LITERAL_NAMES", "SCALAR_TYPES", "TYPE_ALIASES")
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
 _DIGITS = "0123456789"
@@ -80,8 +83,10 @@ def check_c_name(label, attr, name):
         _err(label, attr, "'{}' is not a C identifier; set '{}' to a name made of letters, digits and '_' (not starting with a digit)".format(name, attr))
     return name
 
-def _split_entries(label, signature):
-    """Splits at the commas outside brackets: `tensordesc<fp16[128, 64]>` is one entry."""
+def _split_entries(signature):
+    """Splits at the commas outside brackets: `tensordesc<fp16[128, 64]>` is one entry.
+
+    A bracket that is never closed is the compile tool's error (it names the entry)."""
     entries, depth, start = [], 0, 0
     for i in range(len(signature)):
         ch = signature[i]
@@ -92,36 +97,8 @@ def _split_entries(label, signature):
         elif ch == "," and depth == 0:
             entries.append(signature[start:i].strip())
             start = i + 1
-    if depth:
-        _err(label, "signature", "entry {} ('{}') opens a '<' or '[' that is never closed; close it, e.g. tensordesc<fp16[128, 64]>".format(
-            len(entries) + 1,
-            signature[start:].split(",")[0].strip(),
-        ))
     entries.append(signature[start:].strip())
     return entries
-
-_TENSORDESC_FORM = "write tensordesc<DTYPE[B0, B1, ...]> with DTYPE one of {} and 1 to {} power-of-two block sizes, e.g. tensordesc<fp16[128, 64]>".format(
-    ", ".join(TENSORDESC_DTYPES),
-    TENSORDESC_MAX_RANK,
-)
-
-def _check_tensordesc(label, i, entry):
-    """The compile tool's tensordesc spelling (triton_aot/signature.py parse_tensordesc)."""
-    body = entry[len("tensordesc"):].strip()
-    ok = body.startswith("<") and body.endswith("]>") and body.count("[") == 1
-    dtype, dims = "", []
-    if ok:
-        dtype, _, rest = body[1:-2].partition("[")
-        dtype = dtype.strip()
-        dtype = TYPE_ALIASES.get(dtype, dtype)
-        dims = [d.strip() for d in rest.split(",")]
-    if not ok or dtype not in TENSORDESC_DTYPES or len(dims) < 1 or len(dims) > TENSORDESC_MAX_RANK:
-        _err(label, "signature", "entry {} ('{}') is not a tensor descriptor type; {}".format(i + 1, entry, _TENSORDESC_FORM))
-    for d in dims:
-        if d.startswith("{") and d.endswith("}") and is_identifier(d[1:-1]):
-            continue  # a {CONSTEXPR} placeholder: each algo's value (check_algos)
-        if not d.isdigit() or int(d) < 1 or (int(d) & (int(d) - 1)) != 0:
-            _err(label, "signature", "entry {} ('{}'): block size '{}' is not a power of two; {}".format(i + 1, entry, d, _TENSORDESC_FORM))
 
 def signature_entries(label, signature):
     """Splits the signature and finds the constexpr names in it.
@@ -131,64 +108,37 @@ def signature_entries(label, signature):
       signature: the `signature` attribute.
 
     Returns:
-      (entries, names of the constexprs that every algo must set, whether any entry is a host
-      tensor descriptor).
+      (entries, names of the constexprs that every algo must set).
     """
     if not signature.strip():
         _err(label, "signature", "is empty; give one entry per kernel parameter, e.g. \"*fp16:16, i32, BLOCK\"")
-    entries = _split_entries(label, signature)
+    entries = _split_entries(signature)
     algo_constexprs = []
-    has_tensordesc = False
     for i, entry in enumerate(entries):
         if not entry:
             _err(label, "signature", "entry {} is empty (two commas in a row?)".format(i))
-        if entry.startswith("tensordesc"):
-            _check_tensordesc(label, i, entry)
-            has_tensordesc = True
         if is_identifier(entry) and entry not in _NOT_CONSTEXPR_NAMES:
             if entry in algo_constexprs:
                 _err(label, "signature", "constexpr '{}' appears twice".format(entry))
             algo_constexprs.append(entry)
-    return entries, algo_constexprs, has_tensordesc
+    return entries, algo_constexprs
 
-def check_tensordesc_targets(label, attr, targets, archs):
-    """Host tensor descriptors are encoded as a CUtensorMap for TMA, which sm_90 introduced.
+def backend_of(target):
+    """What `target`'s backend can have (targets.py's BACKENDS row, generated into targets.bzl).
 
     Args:
-      label: the target's label (for messages).
-      attr: where the targets come from (`targets` or the flag).
-      targets: list of target strings.
-      archs: their archs (`check_targets`).
+      target: a target string checked by `check_targets` ("cuda:90").
+
+    Returns:
+      dict: image, outputs, embed_ptx, reset_to_zero, grid_device_attrs, tuned_dispatch,
+      standalone_c.
     """
-    for target, arch in zip(targets, archs):
-        if target.startswith("hip:") or int(arch) < 90:
-            _err(label, attr, "'{}' has no TMA, but the signature has host tensor descriptors (tensordesc<...>), which the launcher encodes as a CUtensorMap; build this library for cuda:90 or newer only (e.g. {} = [\"cuda:90\"])".format(target, attr))
-
-_HEX = "0123456789abcdef"
-
-def _check_hip_target(label, attr, target, arch):
-    digits = arch[3:] if arch.startswith("gfx") else ""
-    ok = len(digits) >= 3 and digits[:-2].isdigit()
-    for ch in digits.elems():
-        if ch not in _HEX:
-            ok = False
-    if not ok:
-        _err(label, attr, "'{}' is not a target; write \"hip:gfx<arch>\", e.g. \"hip:gfx90a\" or \"hip:gfx942\"".format(target))
-    if arch not in HIP_ARCHS:
-        _err(label, attr, "'{}': triton compiles no {}; use one of {}".format(target, arch, ", ".join(["hip:" + a for a in HIP_ARCHS])))
-
-def _check_cuda_arch(label, attr, target, sm):
-    """Refuses an SM that no supported triton compiles (triton_aot/targets.py's table).
-
-    Which of them the installed triton compiles, the compile tool checks.
-    """
-    if sm < CUDA_ARCHS[0]:
-        _err(label, attr, "'{}': no supported triton compiles for sm_{}; the oldest is sm_{}: use cuda:{} or newer".format(target, sm, CUDA_ARCHS[0], CUDA_ARCHS[0]))
-    if sm not in CUDA_ARCHS:
-        _err(label, attr, "'{}': no supported triton compiles for sm_{}; use one of {}".format(target, sm, ", ".join(["cuda:{}".format(a) for a in CUDA_ARCHS])))
+    return BACKENDS[target.split(":")[0]]
 
 def check_targets(label, attr, targets):
-    """Checks the GPU targets ("cuda:80", "hip:gfx942", ...): all of one backend.
+    """Checks the GPU targets' spelling ("cuda:80", "hip:gfx942", ...): all of one backend.
+
+    Whether some triton compiles each arch is the compile tool's check (the targets table).
 
     Args:
       label: the target's label (for messages).
@@ -205,15 +155,8 @@ def check_targets(label, attr, targets):
     for target in targets:
         parts = target.split(":")
         arch = parts[1] if len(parts) == 2 else ""
-        if len(parts) == 2 and parts[0] == "hip":
-            _check_hip_target(label, attr, target, arch)
-        else:
-            digits = arch[:-1] if arch.endswith("a") else arch
-            if len(parts) != 2 or parts[0] != "cuda" or not digits or not digits.isdigit():
-                _err(label, attr, "'{}' is not a target; write \"cuda:<sm>\" (e.g. \"cuda:90\") or \"hip:gfx<arch>\" (e.g. \"hip:gfx942\")".format(target))
-            if arch.endswith("a"):
-                _err(label, attr, "'{}': write \"cuda:{}\"; Triton already compiles sm_{} and newer for the arch-specific sm_{}a".format(target, digits, ARCH_SPECIFIC_FROM, digits))
-            _check_cuda_arch(label, attr, target, int(digits))
+        if len(parts) != 2 or parts[0] not in BACKENDS or not arch.isalnum():
+            _err(label, attr, "'{}' is not a target; write \"cuda:<sm>\" (e.g. \"cuda:90\") or \"hip:gfx<arch>\" (e.g. \"hip:gfx942\")".format(target))
         if target in seen:
             _err(label, attr, "'{}' is listed twice".format(target))
         if parts[0] != targets[0].split(":")[0]:
@@ -226,8 +169,8 @@ def ptx_fallback_arch(label, targets, archs):
     """The target whose PTX an `embed_ptx` library embeds: the lowest portable one.
 
     The driver JIT-compiles that PTX for every later GPU; the PTX of sm_90 and newer is
-    arch-specific (sm_90a) and serves no GPU but its own (triton_aot/targets.py
-    ptx_fallback_arch says the same).
+    arch-specific (sm_90a) and serves no GPU but its own. Which archs can carry it is
+    PTX_FALLBACK_ARCHS, generated from triton_aot/targets.py's ptx_fallback_arch.
 
     Args:
       label: the target's label (for messages).
@@ -235,11 +178,14 @@ def ptx_fallback_arch(label, targets, archs):
       archs: their archs.
 
     Returns:
-      The arch (a string, as in `archs`) whose variants embed their PTX.
+      The arch (a string, as in `archs`) whose variants embed their PTX; None when a target is
+      no arch of the targets table (the build fails on it).
     """
-    if targets[0].startswith("hip:"):
+    if not backend_of(targets[0])["embed_ptx"]:
         _err(label, "embed_ptx", "is CUDA only, but the library targets '{}'; drop embed_ptx for hip libraries".format(targets[0]))
-    portable = [int(a) for a in archs if int(a) < ARCH_SPECIFIC_FROM]
+    portable = [int(a) for a in archs if a.isdigit() and int(a) in PTX_FALLBACK_ARCHS]
+    if not portable and [a for a in archs if not a.isdigit() or int(a) < ARCH_SPECIFIC_FROM]:
+        return None  # a target no triton compiles: the compile tool refuses it
     if not portable:
         _err(label, "embed_ptx", "every target is cuda:{} or newer, whose PTX Triton writes arch-specific (sm_{}a) and no other GPU can JIT-compile; add a target below cuda:{} to carry the PTX (e.g. \"cuda:80\"), or drop embed_ptx".format(ARCH_SPECIFIC_FROM, ARCH_SPECIFIC_FROM, ARCH_SPECIFIC_FROM))
     return str(min(portable))
@@ -384,7 +330,7 @@ def _reset_to_zero_for(label, index, regions, constexprs, targets):
     if type(regions) != "dict" or not regions:
         _err(label, "algos", "algos[{}]: reset_to_zero must be a non-empty dict of pointer argument name -> extents, e.g. {{\"{}\": \"{}\"}}".format(index, EXAMPLE_NAME, EXAMPLE_EXTENTS))
     for target in targets:
-        if target.startswith("hip:"):
+        if not backend_of(target)["reset_to_zero"]:
             _err(label, "algos", "algos[{}]: reset_to_zero is CUDA only for now, but the library targets '{}'; zero the output before calling a hip library, or build this algo for cuda targets".format(index, target))
     result = {}
     for name, text in regions.items():

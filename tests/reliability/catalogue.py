@@ -55,6 +55,10 @@ class Case:
     variants: tuple = ()
     # rule: Starlark attribute overrides over rule_failures.bzl's good library
     attrs: str = ""
+    # rule: refused at build, not analysis: by the compile tool in the library's first action
+    # (its import check, or its one compile), which `flags` (over COMPILE_BASE) reproduce;
+    # rule_failures.bzl checks that the action carries them, catalogue_test runs the tool
+    at_build: bool = False
     # runtime: the descriptor arguments of one call of RUNTIME_LIB (base offset from a 16-byte
     # aligned address, shape0, shape1, stride0, stride1), against the fake driver
     call: str = ""
@@ -786,16 +790,30 @@ LINK_CASES = [
 
 # ----------------------------------------------------------------------------- rule attributes
 
-_RULE_TARGETS_FIX = (
-    "rules/private/validate.bzl check_targets: reject an 'a' suffix like the compile tool does: "
-    "_err(label, attr, \"'{}': Triton compiles arch 90 and newer as the arch-specific 'a' variant "
-    "by itself; write \\\"cuda:{}\\\"\".format(target, digits)) (the 'a' handling in "
-    "kernel_library.bzl's highest-target loop then is dead code)")
 _RULE_SPEC_FIX = (
     "rules/private/validate.bzl check_specializations: after the token loop, remember each "
     "token's name; when a name comes twice with different hints: _err(label, "
     "\"specializations\", \"entry {} ('{}'): '{}' has two hints (:{} and :{}); give each "
     "parameter one hint\".format(i, spec, name, a, b))")
+# The rule cases refused at build: the subject's label, which the tool's message names.
+def _rule_subject(case_id: str) -> str:
+    return f"//tests/reliability:{case_id}_subject"
+
+
+def _at_build(case_id: str, **flags) -> dict:
+    """The compile tool's flags for a rule case refused at build: the good library's one
+    compile (COMPILE_BASE), with `flags` changed, as the subject's action runs it."""
+    return dict(flags, bazel_target=_rule_subject(case_id))
+
+
+def _import_check(case_id: str, **flags) -> dict:
+    """As _at_build, for a library of several variants: its one import check (--out_params
+    alone, every target in --library_targets)."""
+    none = dict.fromkeys(("out_json", "out_c", "out_h", "grid", "symbol", "num_warps",
+                          "num_stages"))
+    return dict(none, out_params="{OUT}/params.json", **_at_build(case_id, **flags))
+
+
 RULE_CASES = [
     Case("rule_signature_empty", "rule attribute", "rule",
          "`signature = \"\"`",
@@ -830,12 +848,22 @@ RULE_CASES = [
          attrs='targets = ["cuda:90", "hip:gfx942"]'),
     Case("rule_targets_hip_not_gfx", "rule attribute", "rule",
          "`targets = [\"hip:mi300\"]`: a HIP target that is no gfx arch",
-         ("attribute 'targets': 'hip:mi300' is not a target",), ('write "hip:gfx<arch>"',),
-         attrs='targets = ["hip:mi300"]'),
+         ("attribute 'targets': 'hip:mi300' is not an AMD target",),
+         ("write hip:gfxNNN, e.g. hip:gfx90a",),
+         attrs='targets = ["hip:mi300"]', at_build=True,
+         flags=_at_build("rule_targets_hip_not_gfx", target="hip:mi300")),
     Case("rule_targets_arch_suffix", "rule attribute", "rule",
          "`targets = [\"cuda:90a\"]` (accepted by analysis, refused by the compile tool)",
-         ("attribute 'targets': 'cuda:90a'",), ('write "cuda:90"',),
-         attrs='targets = ["cuda:90a"]', needs_fix=_RULE_TARGETS_FIX),
+         ("attribute 'targets': 'cuda:90a'",), ("write cuda:90",),
+         attrs='targets = ["cuda:90a"]', at_build=True,
+         flags=_at_build("rule_targets_arch_suffix", target="cuda:90a")),
+    Case("rule_targets_arch_suffix_second", "rule attribute", "rule",
+         "`targets = [\"cuda:80\", \"cuda:90a\"]`: a wrong target after a good one, refused once "
+         "by the library's import check (--library_targets), before any variant compiles",
+         ("attribute 'targets': 'cuda:90a'",), ("write cuda:90",),
+         attrs='targets = ["cuda:80", "cuda:90a"]', at_build=True,
+         flags=_import_check("rule_targets_arch_suffix_second", target="cuda:80",
+                             library_targets="cuda:80,cuda:90a")),
     Case("rule_targets_duplicate_spelling", "rule attribute", "rule",
          "the same target twice",
          ("attribute 'targets': 'cuda:80' is listed twice",), ("listed twice",),
@@ -1011,18 +1039,22 @@ RULE_CASES += [
          (f"attribute 'targets': 'cuda:{TOO_OLD_SM}': no supported triton compiles for "
           f"sm_{TOO_OLD_SM}",),
          (f"use cuda:{OLDEST_SM} or newer",),
-         attrs=f'targets = ["cuda:{TOO_OLD_SM}"]'),
+         attrs=f'targets = ["cuda:{TOO_OLD_SM}"]', at_build=True,
+         flags=_at_build("rule_targets_too_old", target=f"cuda:{TOO_OLD_SM}")),
     Case("rule_targets_no_triton", "rule attribute", "rule",
          f"`targets = [\"cuda:{NO_TRITON_SM}\"]` (no supported triton compiles for it)",
-         (f"attribute 'targets': 'cuda:{NO_TRITON_SM}': no supported triton compiles for "
-          f"sm_{NO_TRITON_SM}",),
+         (f"attribute 'targets': 'cuda:{NO_TRITON_SM}'", f"cannot compile for sm_{NO_TRITON_SM}",
+          f"no supported triton compiles for sm_{NO_TRITON_SM}"),
          (f"use one of cuda:{OLDEST_SM}",),
-         attrs=f'targets = ["cuda:{NO_TRITON_SM}"]'),
+         attrs=f'targets = ["cuda:{NO_TRITON_SM}"]', at_build=True,
+         flags=_at_build("rule_targets_no_triton", target=f"cuda:{NO_TRITON_SM}")),
     Case("rule_targets_hip_no_triton", "rule attribute", "rule",
          f"`targets = [\"hip:{NO_TRITON_GFX}\"]` (an AMD arch triton does not compile for)",
-         (f"attribute 'targets': 'hip:{NO_TRITON_GFX}': triton compiles no {NO_TRITON_GFX}",),
-         (f"use one of hip:{targets.HIP_ARCHS[0]}",),
-         attrs=f'targets = ["hip:{NO_TRITON_GFX}"]'),
+         (f"attribute 'targets': 'hip:{NO_TRITON_GFX}': not an AMD arch rules_triton "
+          "compiles for",),
+         (f"use one of hip:{sorted(targets.HIP_ARCHS)[0]}",),
+         attrs=f'targets = ["hip:{NO_TRITON_GFX}"]', at_build=True,
+         flags=_at_build("rule_targets_hip_no_triton", target=f"hip:{NO_TRITON_GFX}")),
     Case("rule_embed_ptx_arch_specific_only", "rule attribute", "rule",
          "`embed_ptx = True` with only arch-specific targets (`cuda:90`)",
          ("attribute 'embed_ptx': every target is cuda:90 or newer",),
@@ -1074,8 +1106,8 @@ RULE_CASES += [
          "`algos = [\"BLOCK=64\"]` instead of triton_algo(...)",
          ("attribute 'algos': algos[0] is not a triton_algo(...) value",), ("BLOCK=64",),
          attrs='algos = ["BLOCK=64"]'),
-    # Analysis-time type names come from triton_aot/triton_types.py (rules/private/triton_types.bzl):
-    # `f32` is no Triton type there, so it is a constexpr name, and the message says both.
+    # Analysis-time type names come from triton_aot/triton_types.py
+    # (rules/private/generated/triton_types.bzl): `f32` is no Triton type there, so it is a constexpr name, and the message says both.
     Case("rule_signature_unknown_type_f32", "rule attribute", "rule",
          "`f32` for fp32 in the signature (no Triton type is spelt f32)",
          ("attribute 'algos': algos[0] does not set constexpr 'f32'",),
@@ -1140,14 +1172,19 @@ LINK_CASES += [
 RULE_CASES += [
     Case("rule_tensordesc_malformed", "rule attribute", "rule",
          "`signature = \"tensordesc<fp32>, ...\"` (no block shape)",
-         ("attribute 'signature': entry 1 ('tensordesc<fp32>') is not a tensor descriptor type",),
+         ("attribute 'signature': entry 1 ('tensordesc<fp32>')",
+          "cannot parse the tensor descriptor"),
          (_TENSORDESC_FORM,),
-         attrs='signature = "tensordesc<fp32>, *fp32, i32, BLOCK"'),
+         attrs='signature = "tensordesc<fp32>, *fp32, i32, BLOCK"', at_build=True,
+         flags=_at_build("rule_tensordesc_malformed",
+                         signature="tensordesc<fp32>, *fp32, i32, BLOCK")),
     Case("rule_tensordesc_block_not_pow2", "rule attribute", "rule",
          "`signature = \"tensordesc<fp16[128, 48]>, ...\"`",
-         ("attribute 'signature': entry 1 ('tensordesc<fp16[128, 48]>'): block size '48' is not "
-          "a power of two",), (_TENSORDESC_FORM,),
-         attrs='signature = "tensordesc<fp16[128, 48]>, *fp32, i32, BLOCK"'),
+         ("attribute 'signature': entry 1", "block size 48 is not a power of two"),
+         (_TENSORDESC_FORM,),
+         attrs='signature = "tensordesc<fp16[128, 48]>, *fp32, i32, BLOCK"', at_build=True,
+         flags=_at_build("rule_tensordesc_block_not_pow2",
+                         signature="tensordesc<fp16[128, 48]>, *fp32, i32, BLOCK")),
     Case("rule_tensordesc_placeholder_unknown", "rule attribute", "rule",
          "a block-size placeholder `{BM}` that no algo sets",
          ("attribute 'signature'", "has a {NAME} placeholder that is not one of algos[0]'s "
@@ -1155,11 +1192,14 @@ RULE_CASES += [
          attrs='signature = "tensordesc<fp32[{BM}]>, *fp32, i32, BLOCK", targets = ["cuda:90"]'),
     Case("rule_tensordesc_below_sm90", "rule attribute", "rule",
          "a tensor descriptor in the signature and `targets = [\"cuda:80\", \"cuda:90\"]`",
-         ("attribute 'targets': 'cuda:80' has no TMA",
-          "the signature has host tensor descriptors"),
-         ("build this library for cuda:90 or newer only", 'targets = [\"cuda:90\"]'),
+         ("attribute 'targets': cuda:80 has no TMA",
+          "x_ptr is a host tensor descriptor"),
+         ("build the library for cuda:90 or newer only", "cuda:90 in attribute 'targets'"),
          attrs='signature = "tensordesc<fp32[64]>, *fp32, i32, BLOCK", '
-               'targets = ["cuda:80", "cuda:90"]'),
+               'targets = ["cuda:80", "cuda:90"]', at_build=True,
+         flags=_import_check("rule_tensordesc_below_sm90", target="cuda:80",
+                             library_targets="cuda:80,cuda:90",
+                             signature="tensordesc<fp32[64]>, *fp32, i32, BLOCK")),
 ]
 
 # runtime: one call of a library with `x_desc: tensordesc<fp16[64, 64]>` (box [64, 64]) and
@@ -1290,4 +1330,6 @@ def check() -> None:
         assert c.tool in TOOLS, (c.id, c.tool)
         assert c.culprit and c.fix, c.id
         assert c.tool != "rule" or c.attrs, c.id
+        assert c.at_build == (c.tool == "rule" and bool(c.flags)), c.id
+        assert not c.at_build or c.flags["bazel_target"] == _rule_subject(c.id), c.id
         assert (c.tool == "runtime") == bool(c.call), c.id

@@ -3,7 +3,10 @@
 The one place for tests of inputs triton_kernel_library must refuse: add a case to
 catalogue.py's RULE_CASES and run update_catalogue.py. Every case of rule_cases.bzl (generated from catalogue.py) declares a triton_kernel_library with
 one attribute wrong and a test that expects its analysis to fail with a message containing every
-expected fragment (the culprit attribute and the fix).
+expected fragment (the culprit attribute and the fix). A case refused at build (`at_build`: the
+grammar of signature entries, what the targets table says of a target) passes analysis instead,
+and its test checks that the library's first Triton action carries the wrong value to the
+compile tool, whose message catalogue_test checks.
 """
 
 load("@bazel_skylib//lib:unittest.bzl", "analysistest", "asserts")
@@ -15,6 +18,23 @@ def _rule_failure_test_impl(ctx):
     for fragment in ctx.attr.expected:
         asserts.expect_failure(env, fragment)
     return analysistest.end(env)
+
+def _refused_at_build_test_impl(ctx):
+    env = analysistest.begin(ctx)
+    actions = analysistest.target_actions(env)
+
+    # The import check when the library has one, else its one compile: the first to run.
+    first = [a for a in actions if a.mnemonic == "TritonImport"] or [a for a in actions if a.mnemonic == "TritonCompile"]
+    asserts.true(env, len(first) >= 1, "no Triton action")
+    if first:
+        for flag in ctx.attr.flags:
+            asserts.true(env, flag in first[0].argv, "{} lacks {} (argv: {})".format(first[0].mnemonic, flag, first[0].argv))
+    return analysistest.end(env)
+
+_refused_at_build_test = analysistest.make(
+    _refused_at_build_test_impl,
+    attrs = {"flags": attr.string_list(doc = "Arguments the first Triton action must have.")},
+)
 
 rule_failure_test = analysistest.make(
     _rule_failure_test_impl,
@@ -71,11 +91,18 @@ def rule_failure_tests(name):
         attrs.update(case.attrs)
         subject = case.id + "_subject"
         triton_kernel_library(name = subject, tags = ["manual"], **attrs)
-        rule_failure_test(
-            name = case.id + "_test",
-            target_under_test = ":" + subject,
-            expected = case.expected,
-        )
+        if case.at_build:
+            _refused_at_build_test(
+                name = case.id + "_test",
+                target_under_test = ":" + subject,
+                flags = case.at_build,
+            )
+        else:
+            rule_failure_test(
+                name = case.id + "_test",
+                target_under_test = ":" + subject,
+                expected = case.expected,
+            )
         tests.append(case.id + "_test")
     native.test_suite(name = name, tests = tests)
 

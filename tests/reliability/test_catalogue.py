@@ -3,7 +3,9 @@
 Each case must exit with code 1, print nothing on stdout, print one message on stderr that starts
 with `error: ` and contains every `culprit` and `fix` fragment, show no Python traceback, and
 write no output file. With --verbose a traceback is shown (checked for one case of each tool).
-Rule cases run as analysis tests (rule_failures.bzl); here only the generated files are checked.
+Rule cases run as analysis tests (rule_failures.bzl); those refused at build (`at_build`) also run
+here, as the compile tool in the library's first action, with the flags the analysis test checks
+the action has.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ import triton_aot  # noqa: E402
 from triton_aot import abi, variant  # noqa: E402
 
 REPO = Path(triton_aot.__file__).resolve().parent.parent
-TOOL_CASES = [c for c in catalogue.CASES if c.tool in ("compile", "link")]
+# and the rule cases refused at build, by the compile tool as the library's action runs it
+TOOL_CASES = [c for c in catalogue.CASES if c.tool in ("compile", "link") or c.at_build]
 
 
 # ----------------------------------------------------------------------------- building inputs
@@ -127,11 +130,12 @@ def run_case(case, root: Path, verbose: bool = False) -> dict:
         dirs[key].mkdir(parents=True)
     home = root / "home"
     home.mkdir()
-    argv = (compile_argv if case.tool == "compile" else link_argv)(case, dirs, verbose)
+    tool = "link" if case.tool == "link" else "compile"
+    argv = (compile_argv if tool == "compile" else link_argv)(case, dirs, verbose)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TRITON_", "PYTHON"))}
     env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", HOME=str(home),
                TMPDIR=str(dirs["TMP"]))
-    proc = subprocess.run([sys.executable, "-m", f"triton_aot.{case.tool}", *argv],
+    proc = subprocess.run([sys.executable, "-m", f"triton_aot.{tool}", *argv],
                           capture_output=True, text=True, env=env, cwd=dirs["TMP"], timeout=300)
     return {"argv": argv, "rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,
             "outputs": sorted(str(p.relative_to(dirs["OUT"])) for p in dirs["OUT"].rglob("*")),

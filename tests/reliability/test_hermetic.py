@@ -30,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 REPO = Path(triton_aot.__file__).resolve().parent.parent
 KERNEL = HERE / "kernels" / "kernels.py"
 
-# What kernel_library.bzl passes (rules/private/kernel_library.bzl: _ACTION_ENV).
+# What kernel_library.bzl passes (rules/private/rules/kernel_library.bzl: _ACTION_ENV).
 ACTION_ENV = {"PYTHONHASHSEED": "0", "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1",
               "PYTHONUTF8": "1", "LC_ALL": "C.UTF-8"}
 COMPILE_FLAGS = ["--kernel_name=copy_kernel", "--signature=*fp32:16, *fp32:16, i32, BLOCK",

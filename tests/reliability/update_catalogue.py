@@ -32,10 +32,21 @@ def _fragments(items) -> str:
     return "<br>".join(f"`{_cell(x)}`" if "`" not in x else _cell(x) for x in items)
 
 
+def _tool(case) -> str:
+    return "rule (build)" if case.at_build else case.tool
+
+
+def action_flags(case) -> list:
+    """What the action of a rule case refused at build must carry: the subject's label and the
+    flags the case's attribute sets."""
+    keys = ("bazel_target", "target", "library_targets", "signature")
+    return [f"--{k}={case.flags[k]}" for k in keys if k in case.flags]
+
+
 def render_markdown() -> str:
     cases = catalogue.CASES
     layers = Counter(c.layer for c in cases)
-    tools = Counter(c.tool for c in cases)
+    tools = Counter(_tool(c) for c in cases)
     pending = [c for c in cases if c.needs_fix]
     lines = [
         "# Bad-input catalogue",
@@ -44,7 +55,10 @@ def render_markdown() -> str:
         "do not edit. Every row is a test: compile and link cases run the tool as a subprocess",
         "(`//tests/reliability:catalogue_test`: exit code 1, one `error: ` message containing every",
         "fragment below, no Python traceback; `--verbose` does show one), rule cases are analysis",
-        "failure tests (`//tests/reliability:rule_failure_tests`), runtime cases call a generated",
+        "failure tests (`//tests/reliability:rule_failure_tests`), but those marked `rule (build)`:",
+        "analysis passes them to the library's first action (its import check, or its one compile),",
+        "whose compile tool refuses them (an analysis test checks the action's flags, catalogue_test",
+        "runs the tool with them and checks the message), runtime cases call a generated",
         "library over the fake CUDA driver (`//tests/reliability:catalogue_test`: the C API returns",
         "the status named and launches nothing).",
         "",
@@ -58,7 +72,7 @@ def render_markdown() -> str:
     ]
     for i, c in enumerate(cases, 1):
         status = "ok" if not c.needs_fix else "needs fix"
-        lines.append(f"| {i} | `{c.id}` | {c.layer} | {c.tool} | {_cell(c.input)} | "
+        lines.append(f"| {i} | `{c.id}` | {c.layer} | {_tool(c)} | {_cell(c.input)} | "
                      f"{_fragments(c.culprit)} | {_fragments(c.fix)} | {status} |")
     if pending:
         lines += ["", "## Pending product fixes", ""]
@@ -92,6 +106,7 @@ def render_bzl() -> str:
             f"        id = {_star(c.id)},",
             f"        attrs = dict({c.attrs}),",
             f"        expected = [{expected}],",
+            f"        at_build = [{', '.join(_star(x) for x in action_flags(c))}],",
             "    ),",
         ]
     lines.append("]")

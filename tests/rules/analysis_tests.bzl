@@ -10,7 +10,7 @@ load("//rules:defs.bzl", "triton_algo", "triton_kernel_library")
 
 # The targets table itself, to test the rule against every SM it lists.
 # buildifier: disable=bzl-visibility
-load("//rules/private:targets.bzl", "ARCH_SPECIFIC_FROM", "CUDA_ARCHS")
+load("//rules/private/generated:targets.bzl", "ARCH_SPECIFIC_FROM", "CUDA_ARCHS")
 
 # What every compile action writes, next to each other under _triton/<name>/<symbol>.<ext>.
 _COMPILE_OUTPUTS = ["json", "cubin", "ptx", "ttir", "ttgir", "llir"]

@@ -11,9 +11,9 @@ specialization x target), as with hand-written algos (docs/design.md).
 
 load("@bazel_skylib//rules:diff_test.bzl", "diff_test")
 load("@rules_python//python:defs.bzl", "PyInfo")
-load(":actions.bzl", "add_kernel_source_args", "run_triton_tool", "tool_args")
-load(":kernel_source.bzl", "kernel_source")
-load(":toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
+load("//rules/private:kernel_source.bzl", "kernel_source")
+load("//rules/private:toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
+load("//rules/private/actions:actions.bzl", "add_kernel_source_args", "run_triton_tool", "tool_args")
 
 def _update_command(name):
     # Called by the macro: the package is the caller's. No repository in the label: the update

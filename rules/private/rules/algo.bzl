@@ -1,6 +1,6 @@
 """`triton_algo`: one algo (constexpr values + launch meta-parameters) of a kernel library."""
 
-load(":reset_to_zero.bzl", "EXAMPLE_EXTENTS", "EXAMPLE_NAME", "FORMS_TEXT")
+load("//rules/private/generated:reset_to_zero.bzl", "EXAMPLE_EXTENTS", "EXAMPLE_NAME", "FORMS_TEXT")
 
 def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas = None, grid = None, launch_pdl = None, launch_cooperative_grid = None, maxnreg = None, targets = None, reset_to_zero = None):
     """Describes one algo of a `triton_kernel_library`, like `triton.Config` does for the JIT.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The archive-mode interpreter of the Triton toolchain (generated from
-# rules/private/python_launcher.sh by @rules_triton_python_archive; see docs/design.md).
+# rules/private/repositories/python_launcher.sh by @rules_triton_python_archive; see docs/design.md).
 #
 # Every Triton action runs this script instead of a python3 the executor would have to own. Its
 # only other input is the archive next to it: the interpreter, its standard library, triton and

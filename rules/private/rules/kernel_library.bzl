@@ -7,24 +7,24 @@ load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
 load("@rules_cc//cc:find_cc_toolchain.bzl", "use_cc_toolchain")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("@rules_python//python:defs.bzl", "PyInfo")
-load(":actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "check_kernel_import", "compile_c_library", "compile_variant", "derive_tuning_hints", "disassemble", "link_library", "link_shared_library")
-load(":kernel_source.bzl", "kernel_source")
-load(":providers.bzl", "TritonKernelInfo")
-load(":toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
-load(":validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specialization_algos", "check_specializations", "check_targets", "check_tensordesc_targets", "ptx_fallback_arch", "signature_entries")
+load("//rules/private:kernel_source.bzl", "kernel_source")
+load("//rules/private:providers.bzl", "TritonKernelInfo")
+load("//rules/private:toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
+load("//rules/private:validate.bzl", "backend_of", "check_algos", "check_c_name", "check_launch_args", "check_specialization_algos", "check_specializations", "check_targets", "ptx_fallback_arch", "signature_entries")
+load("//rules/private/actions:actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "check_kernel_import", "compile_c_library", "compile_variant", "derive_tuning_hints", "disassemble", "link_library", "link_shared_library")
 
 def _targets(ctx):
     if ctx.attr.targets:
         return ctx.attr.targets, "targets"
     return ctx.attr._default_targets[BuildSettingInfo].value, "--@rules_triton//:targets"
 
-def _tuning(ctx, hip, num_algos):
+def _tuning(ctx, backend, num_algos):
     """The tuned dispatch's settings, or None without `tuning_key`."""
     if not ctx.attr.tuning_key:
         if ctx.file.tuning:
             fail("{}: attribute 'tuning': a table needs tuning_key, the integer arguments it is keyed by (e.g. tuning_key = [\"M\", \"N\", \"K\"])".format(ctx.label))
         return None
-    if hip:
+    if not backend["tuned_dispatch"]:
         fail("{}: attribute 'tuning_key': the tuned dispatch (NAME_auto) is CUDA only for now; drop tuning_key from this hip library".format(ctx.label))
     if ctx.attr.tuning_default_algo < 0 or ctx.attr.tuning_default_algo >= max(num_algos, 1):
         fail("{}: attribute 'tuning_default_algo': {} is not an algo index (0..{})".format(ctx.label, ctx.attr.tuning_default_algo, max(num_algos, 1) - 1))
@@ -40,11 +40,13 @@ def _triton_kernel_library_impl(ctx):
     toolchain = find_triton_exec_toolchain(ctx)
     c_name = check_c_name(label, "c_name", ctx.attr.c_name or ctx.label.name)
     check_c_name(label, "kernel", ctx.attr.kernel)
-    _, algo_constexprs, has_tensordesc = signature_entries(label, ctx.attr.signature)
+    _, algo_constexprs = signature_entries(label, ctx.attr.signature)
     targets, targets_attr = _targets(ctx)
+
+    # Only the spelling of each target (its backend and arch name) here: what the targets table
+    # says of them (which triton compiles which arch, which have TMA for the signature's tensor
+    # descriptors) the compile tool checks, once per library in its import check.
     archs = check_targets(label, targets_attr, targets)
-    if has_tensordesc:
-        check_tensordesc_targets(label, targets_attr, targets, archs)
     specializations = check_specializations(label, ctx.attr.specializations)
     launch_args = check_launch_args(label, ctx.attr.launch_args)
     algos = check_algos(label, ctx.attr.algos, algo_constexprs, {
@@ -61,7 +63,8 @@ def _triton_kernel_library_impl(ctx):
 
     source = kernel_source(ctx, "'{}'".format(ctx.attr.kernel))
     worker = ctx.attr._persistent_worker[BuildSettingInfo].value
-    hip = targets[0].startswith("hip:")
+    backend = backend_of(targets[0])
+    hip = targets[0].startswith("hip:")  # which runtime, and how symbols name the arch
     ptx_arch = ptx_fallback_arch(label, targets, archs) if ctx.attr.embed_ptx else None
 
     variants = []
@@ -82,11 +85,12 @@ def _triton_kernel_library_impl(ctx):
                     launch_args = launch_args,
                 ))
 
-    # A kernel file that does not import fails once, in one action, not once per variant; a
-    # library of one variant needs no separate import (its compile is that one action).
+    # A kernel file that does not import, a signature or a target that is wrong, fails once, in
+    # one action, not once per variant; a library of one variant needs no separate import (its
+    # compile is that one action, and checks the same).
     kernel_params = None
     if len(variants) > 1:
-        kernel_params = check_kernel_import(ctx, toolchain, source = source, target = targets[0], algo = variants[0].algo, worker = worker)
+        kernel_params = check_kernel_import(ctx, toolchain, source = source, targets = targets, algo = variants[0].algo, worker = worker)
 
     metadata, sass_files = [], []
     ir = {group: [] for group in IR_GROUPS + HIP_IR_GROUPS}
@@ -103,12 +107,12 @@ def _triton_kernel_library_impl(ctx):
         for group, files in ir.items():
             if group in outputs:
                 files.append(outputs[group])
-        if not hip:
+        if "out_sass" in backend["outputs"]:
             sass_files.append(disassemble(ctx, toolchain, symbol = variant.symbol, cubin = outputs["cubin"]))
 
     # The link tool embeds the images the records name: cubins (or hsacos) always, PTX for the
     # fallback. A HIP library is compiled with the HIP runtime.
-    tuning = _tuning(ctx, hip, len(algos))
+    tuning = _tuning(ctx, backend, len(algos))
     library = link_library(ctx, toolchain, c_name = c_name, metadata = metadata, images = ir["cubin"] + ir["ptx"] + ir["hsaco"], tuning = tuning)
     runtime = ctx.attr._hip_runtime if hip else ctx.attr._runtime
     compiled = compile_c_library(ctx, c_file = library.c, header = library.h, runtime = runtime[CcInfo])
@@ -146,7 +150,7 @@ def _triton_kernel_library_impl(ctx):
         DefaultInfo(files = depset([library.h])),
         cc_info,
         OutputGroupInfo(**groups),
-        TritonKernelInfo(name = c_name, header = library.h, metadata = groups["metadata"], cubins = groups["hsaco" if hip else "cubin"]),
+        TritonKernelInfo(name = c_name, header = library.h, metadata = groups["metadata"], cubins = groups[backend["image"]]),
     ]
 
 triton_kernel_library = rule(

@@ -81,27 +81,3 @@ LITERAL_NAMES = [
     "None",
     "True",
 ]
-
-# Element types of host tensor descriptors (tensordesc<fp16[64, 64]>).
-TENSORDESC_DTYPES = [
-    "i8",
-    "i16",
-    "i32",
-    "i64",
-    "u8",
-    "u16",
-    "u32",
-    "u64",
-    "fp16",
-    "bf16",
-    "fp32",
-    "fp64",
-    "fp8e4nv",
-    "fp8e4b8",
-    "fp8e4b15",
-    "fp8e5",
-    "fp8e5b16",
-]
-
-# Highest rank of a host tensor descriptor.
-TENSORDESC_MAX_RANK = 5

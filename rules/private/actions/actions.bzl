@@ -8,7 +8,7 @@ one C file is then compiled with the C++ toolchain (`compile_c_library`).
 load("@rules_cc//cc:find_cc_toolchain.bzl", "find_cc_toolchain")
 load("@rules_cc//cc/common:cc_common.bzl", "cc_common")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
-load(":toolchain_type.bzl", "TRITON_EXEC_GROUP")
+load("//rules/private:toolchain_type.bzl", "TRITON_EXEC_GROUP")
 
 # IR files every compile action writes, by output group. `sass` comes from a separate action
 # (it runs a disassembler), so it is only built when asked for.
@@ -128,7 +128,7 @@ def _display_label(label):
     repo = "@" + label.workspace_name if label.workspace_name else ""
     return "{}//{}:{}".format(repo, label.package, label.name)
 
-def check_kernel_import(ctx, toolchain, *, source, target, algo, worker):
+def check_kernel_import(ctx, toolchain, *, source, targets, algo, worker):
     """One TritonImport action: imports the kernel once, before any variant compiles.
 
     Every TritonCompile action takes its output, so a kernel file that does not import (a
@@ -140,7 +140,9 @@ def check_kernel_import(ctx, toolchain, *, source, target, algo, worker):
       ctx: the rule context.
       toolchain: the `TritonToolchainInfo`.
       source: the `kernel_source` struct.
-      target: the target the kernel is imported for ("cuda:90").
+      targets: the library's targets ("cuda:90", ...): the kernel is imported for the first,
+        and each is checked against the targets table (and the signature's tensor
+        descriptors), once for the library.
       algo: an algo of the library (check_algos): its signature is bound to the parameters.
       worker: whether to run in a persistent worker (the compile tool's).
 
@@ -151,7 +153,8 @@ def check_kernel_import(ctx, toolchain, *, source, target, algo, worker):
     args = tool_args(ctx)
     add_kernel_source_args(ctx, toolchain, args, source)
     args.add(ctx.attr.kernel, format = "--kernel_name=%s")
-    args.add(target, format = "--target=%s")
+    args.add(targets[0], format = "--target=%s")
+    args.add_joined(targets, join_with = ",", format_joined = "--library_targets=%s")
     _add_signature_args(args, algo)
     args.add(out, format = "--out_params=%s")
     run_triton_tool(
@@ -162,7 +165,7 @@ def check_kernel_import(ctx, toolchain, *, source, target, algo, worker):
         inputs = source.inputs if not source.file else depset([source.file], transitive = [source.inputs]),
         outputs = [out],
         mnemonic = "TritonImport",
-        progress_message = "Importing Triton kernel %{{label}}: {} for {}".format(ctx.attr.kernel, target),
+        progress_message = "Importing Triton kernel %{{label}}: {} for {}".format(ctx.attr.kernel, targets[0]),
         execution_requirements = _worker_requirements(worker),
     )
     return out

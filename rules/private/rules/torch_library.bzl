@@ -10,9 +10,9 @@ compiles the C++ into lib<name>.so and provides the module as a Python library.
 load("@rules_cc//cc:find_cc_toolchain.bzl", "use_cc_toolchain")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("@rules_python//python:defs.bzl", "PyInfo")
-load(":providers.bzl", "TritonKernelInfo", "TritonTorchLibraryInfo")
-load(":toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
-load(":torch_actions.bzl", "compile_torch_op_library", "generate_torch_ops")
+load("//rules/private:providers.bzl", "TritonKernelInfo", "TritonTorchLibraryInfo")
+load("//rules/private:toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
+load("//rules/private/actions:torch_actions.bzl", "compile_torch_op_library", "generate_torch_ops")
 
 _ENTRIES = ["", "auto", "default", "algo"]
 

@@ -2,7 +2,7 @@
 
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("@rules_python//python:defs.bzl", "PyInfo", "PyRuntimeInfo")
-load(":providers.bzl", "TritonToolchainInfo")
+load("//rules/private:providers.bzl", "TritonToolchainInfo")
 
 def _import_root(package_init):
     # triton_aot/__init__.py lives at <root>/triton_aot; <root> goes on PYTHONPATH.

@@ -6,7 +6,7 @@ it depends on `//toolchains:current_cuda_headers` instead, like rules_python's
 """
 
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
-load(":toolchain_type.bzl", "find_triton_toolchain", "use_triton_toolchain")
+load("//rules/private:toolchain_type.bzl", "find_triton_toolchain", "use_triton_toolchain")
 
 def _current_cuda_headers_impl(ctx):
     cuda = find_triton_toolchain(ctx).cuda_headers

@@ -5,7 +5,7 @@ that ships inside the triton package (the only CUDA header the generated C needs
 touches a GPU or a CUDA driver.
 """
 
-load(":targets.bzl", "CUDA_ARCHS_BY_TRITON")
+load("//rules/private/generated:targets.bzl", "CUDA_ARCHS_BY_TRITON")
 
 _ENV_VAR = "RULES_TRITON_PYTHON"
 
@@ -199,7 +199,7 @@ def _triton_python_archive_repository_impl(rctx):
     args = [
         interpreter,
         "-I",
-        str(rctx.path(Label("//rules/private:pack_python_env.py"))),
+        str(rctx.path(Label("//rules/private/repositories:pack_python_env.py"))),
         "--out=python_env.tar.gz",
         "--manifest=manifest.json",
         "--scratch=" + str(rctx.path("scratch")),
@@ -219,7 +219,7 @@ def _triton_python_archive_repository_impl(rctx):
         ))
     rctx.delete("scratch")
     manifest = json.decode(rctx.read("manifest.json"))
-    rctx.template("launcher.sh", Label("//rules/private:python_launcher.sh"), substitutions = {
+    rctx.template("launcher.sh", Label("//rules/private/repositories:python_launcher.sh"), substitutions = {
         "@SHA256@": manifest["sha256"],
         "@ARCHIVE@": "python_env.tar.gz",
     }, executable = True)
