@@ -4,7 +4,9 @@
 # `bazel test //...` in each, one after the other, as host_bazel_test does for e2e/smoke.
 #
 #   monorepo  kernels whose deps are py_libraries of every kind: //kernels:autotuned_scale_algos_test
-#             and //tests:deps_test pass
+#             and //tests:deps_test pass; `bazel run @rules_triton//tools:tune` packs the tuning
+#             bundle of //tuning:scale_tuned (a user retuning a table) into a folder, with the
+#             tuning command, which imports there with no rules_triton checkout
 #   hub       a toolchain entirely from a rules_python pip hub: //tests:library_test and
 #             //tests:toolchain_probe_test pass; then the same kernel library built again with
 #             rules_triton's default toolchain (the set-up's venv, --extra_toolchains) gives the
@@ -60,6 +62,30 @@ expect_passed() {  # LOG LABEL...
 echo "== e2e/monorepo: bazel test //..."
 nested monorepo test //... "${flags[@]}" --test_output=errors 2>&1 | tee "$TEST_TMPDIR/monorepo.log"
 expect_passed "$TEST_TMPDIR/monorepo.log" //kernels:autotuned_scale_algos_test //tests:deps_test
+
+echo "== e2e/monorepo: bazel run @rules_triton//tools:tune (//tuning:scale_tuned)"
+bundle="$TEST_TMPDIR/tune_bundle"
+nested monorepo run @rules_triton//tools:tune --@rules_triton//tools:tune_library=//tuning:scale_tuned \
+  "${flags[@]}" -- "$bundle" 2>&1 | tee "$TEST_TMPDIR/tune.log"
+[[ ${PIPESTATUS[0]} == 0 ]] || fail "bazel run @rules_triton//tools:tune failed"
+b="$bundle/scale_tuned"
+for f in pack.json inputs.py libscale_tuned_tune.so triton_aot/tune.py; do
+  [[ -f "$b/$f" || -f "$bundle/$f" ]] || fail "the bundle has no $f: $(cd "$bundle" && find . -type f | sort | head -20)"
+done
+compgen -G "$b/records/*.json" >/dev/null || fail "the bundle has no variant records"
+compgen -G "$b/cubins/*.cubin" >/dev/null || fail "the bundle has no cubins"
+[[ ! -e "$b/STALE" ]] || fail "the committed e2e/monorepo/tuning/scale_tuned.tuning_hints.bzl is stale"
+"$RULES_TRITON_PYTHON" - "$b/pack.json" <<'PY' || fail "pack.json is not what the tuning command reads"
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["format"] == "rules_triton.tune_pack.v1", p
+assert p["label"] == "//tuning:scale_tuned" and p["library"] == "scale_tuned", p
+assert p["key"] == ["n"] and p["table"] == "tuning/scale_tuned.tuning.json", p
+PY
+# The bundled tuning command runs from the bundle alone (its usage; the tuning itself needs a GPU).
+(cd "$TEST_TMPDIR" && PYTHONPATH="$bundle" "$RULES_TRITON_PYTHON" -B -m triton_aot.tune --help >/dev/null) \
+  || fail "PYTHONPATH=DIR python3 -m triton_aot.tune does not start"
+grep -q "python3 -m triton_aot.tune DIR/scale_tuned" "$TEST_TMPDIR/tune.log" || fail "no GPU-side command printed"
 nested monorepo shutdown
 
 echo "== e2e/hub: bazel test //..."
