@@ -32,6 +32,9 @@ A suite:
 # The example kernels whose variant records the examples suite packs (tests/gpu reads them).
 _EXAMPLE_KERNELS = ["//kernels:" + k for k in ["add", "big_smem", "matmul", "scalars", "scale", "softmax"]]
 
+# The example libraries with a tuning_key, as tuning bundles.
+_TUNED = [{"tuning": "//kernels:" + k} for k in ["matmul_tuned", "matmul_tuned_bf16", "rmsnorm_tuned"]]
+
 # A library's kernel_params.json (its import check) is not a variant record.
 _RECORDS = {"glob": "*.json", "exclude": ["kernel_params.json"]}
 
@@ -176,11 +179,7 @@ SUITES = {
         # A stale table must not stop its own retuning (the bundle links without it), and the
         # tuning times every algo in every specialization, not just the table's portfolios.
         "flags": ["--@rules_triton//:tuning_stale_ok", "--@rules_triton//:specialization_algos=false"],
-        "copy": [
-            {"tuning": "//kernels:matmul_tuned"},
-            {"tuning": "//kernels:matmul_tuned_bf16"},
-            {"tuning": "//kernels:rmsnorm_tuned"},
-        ],
+        "copy": _TUNED,
         # no `run`: one `python3 -m triton_aot.tune {dir}/<c_name>` per bundle, which writes the
         # library's table in the checkout (commit it)
         "budget_mib": 48,
@@ -189,11 +188,7 @@ SUITES = {
         "doc": "the same bundles as users build the libraries (each pattern pruned to its portfolios)",
         "workspace": "examples",
         "flags": ["--@rules_triton//:tuning_stale_ok", "--@rules_triton//:specialization_algos"],
-        "copy": [
-            {"tuning": "//kernels:matmul_tuned"},
-            {"tuning": "//kernels:matmul_tuned_bf16"},
-            {"tuning": "//kernels:rmsnorm_tuned"},
-        ],
+        "copy": _TUNED,
         "run": [],  # read by tune_bench
         "budget_mib": 48,
     },
