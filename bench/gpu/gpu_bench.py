@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""GPU benchmark of rules_triton (run by tools/run_gpu_bench on the GPU machine; bench/README.md).
+"""GPU benchmark of rules_triton (run by `tools/gpu run bench` on the GPU machine; bench/README.md).
 
     python3 gpu_bench.py [--bench-dir DIR] [--out DIR] [--quick] [--iters N] [--reps N]
 
-Needs what bench/pack_gpu_bench packed into .gpu/bench (DIR, default: this file's folder):
+Needs what `tools/gpu pack bench` packed into .gpu/bench (DIR, default: this file's folder):
 liblaunch_bench.so (the launch harness + tiny1/tiny8 libraries), the tiny kernel's cubins and
 metadata, tiny.py, libexample_kernels.so + matmul.py + their metadata. Needs python3 with torch,
 triton and a CUDA GPU; no Bazel, no network.
@@ -634,7 +634,7 @@ def markdown(res: dict) -> str:
     lines = ["# GPU benchmark", "",
              f"GPU: {env.get('gpu', '?')} (sm_{env.get('sm', '?')}), driver {env.get('nvidia_smi', '?')}; "
              f"CPU: {env.get('cpu', '?')}; torch {env.get('torch', '?')}, triton {env.get('triton', '?')}, "
-             f"Python {env.get('python', '?')}; {res.get('started', '')}. Command: `tools/run_gpu_bench`.", ""]
+             f"Python {env.get('python', '?')}; {res.get('started', '')}. Command: `tools/gpu run bench`.", ""]
     la = res.get("launch")
     if la:
         lines += ["## Launch overhead", "", f"{la['tiny_kernel']}, every method in the same process."]

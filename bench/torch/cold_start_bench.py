@@ -496,7 +496,7 @@ def write_outputs(res: dict, out_dir: Path) -> None:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--corpus-dir", type=Path, default=REPO / ".gpu" / "corpus",
-                   help="what tests/corpus/pack.sh packed (bench/torch/pack.sh runs it)")
+                   help="what `tools/gpu pack corpus` packed (`pack torchbench` packs it too)")
     p.add_argument("--out", type=Path, default=None)
     p.add_argument("--torch-op-module", default=None,
                    help="the Python module triton_torch_library generated for the corpus "
@@ -525,8 +525,8 @@ def main() -> int:
                                    qualified_op_name)
     for f in ("libcorpus_kernels.so", "corpus_manifest.json", "site/liger_kernel/__init__.py"):
         if not (a.corpus_dir / f).exists():
-            fail(TOOL, f"{a.corpus_dir / f} is missing: run bench/torch/pack.sh (or "
-                       "tests/corpus/pack.sh) on the build machine and carry .gpu/corpus")
+            fail(TOOL, f"{a.corpus_dir / f} is missing: run tools/gpu pack torchbench (or "
+                       "tools/gpu pack corpus) on the build machine and carry .gpu/corpus")
     if a.torch_op_module:
         a.torch_op_module = Path(a.torch_op_module).resolve()
         if not a.torch_op_module.is_file():

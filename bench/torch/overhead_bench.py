@@ -362,7 +362,7 @@ def write_outputs(res: dict, out_dir: Path) -> None:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--pack-dir", type=Path, default=REPO / ".gpu" / "torchbench" / "overhead",
-                   help="libtiny1.so and tiny.py (bench/torch/pack.sh)")
+                   help="libtiny1.so and tiny.py (`tools/gpu pack torchbench`)")
     p.add_argument("--out", type=Path, default=None)
     p.add_argument("--torch-op-module", default=None,
                    help="the Python module triton_torch_library generated for libtiny1; "
@@ -382,7 +382,7 @@ def main() -> int:
         return 0
     for f in ("libtiny1.so", "tiny.py"):
         if not (args.pack_dir / f).is_file():
-            fail(TOOL, f"{args.pack_dir / f} is missing: run bench/torch/pack.sh on the build "
+            fail(TOOL, f"{args.pack_dir / f} is missing: run tools/gpu pack torchbench on the build "
                        "machine and carry .gpu/torchbench")
     if args.torch_op_module and not Path(args.torch_op_module).is_file():
         fail(TOOL, f"--torch-op-module {args.torch_op_module} is not a file")

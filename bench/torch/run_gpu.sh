@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # bench/torch/run_gpu.sh: the PyTorch-caller benchmarks on the GPU machine (python3 with torch and
-# triton, a CUDA GPU; no Bazel, no network), from the repository root, after bench/torch/pack.sh
-# packed .gpu/torchbench and .gpu/corpus on the build machine:
+# triton, a CUDA GPU; no Bazel, no network), from the repository root, after
+# `tools/gpu pack torchbench` packed .gpu/torchbench and .gpu/corpus on the build machine
+# (`tools/gpu run torchbench` runs this):
 #
 #   bench/torch/overhead_bench.py    per-call overhead of a tiny kernel  -> torch_overhead.*
 #   bench/torch/cold_start_bench.py  first call in a fresh process, corpus -> torch_cold_start.*
 #
 # Writes into $OUT when set, else bench/results/. The torch op columns run when the pack holds
-# the generated modules (.gpu/torchbench/ops.json). About 4-5 minutes on an H100; --quick for a
+# the generated modules (.gpu/torchbench/ops/NAME/*.py). About 4-5 minutes on an H100; --quick for a
 # smoke run (fewer rounds, 3 kernels, no server rows). COLD_BUDGET_S (default 240) bounds the
 # cold-start benchmark.
 # Usage: bench/torch/run_gpu.sh [--quick]
@@ -19,16 +20,16 @@ pack="$repo/.gpu/torchbench"
 corpus="$repo/.gpu/corpus"
 out=${OUT:-$repo/bench/results}
 python=${PYTHON:-python3}
-if [[ ! -f "$pack/ops.json" || ! -f "$corpus/libcorpus_kernels.so" ]]; then
-  echo "bench/torch/run_gpu.sh: error: $pack or $corpus is missing: run bench/torch/pack.sh on the build machine and carry both folders" >&2
+if [[ ! -f "$pack/overhead/libtiny1.so" || ! -f "$corpus/libcorpus_kernels.so" ]]; then
+  echo "bench/torch/run_gpu.sh: error: $pack or $corpus is missing: run tools/gpu pack torchbench on the build machine and carry both folders" >&2
   exit 2
 fi
 quick=0
 [[ "${1:-}" == "--quick" ]] && quick=1
 
 op_module() {  # the generated module of one torch op library, if packed
-  "$python" -c 'import json,sys; m=json.load(open(sys.argv[1])).get(sys.argv[2]); print(sys.argv[3]+"/"+m if m else "")' \
-    "$pack/ops.json" "$1" "$pack"
+  local m=("$pack/ops/$1"/*.py)
+  [[ -f "${m[0]}" ]] && echo "${m[0]}"
 }
 tiny_op=$(op_module tiny1)
 corpus_op=$(op_module corpus)

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Tuned kernels benchmark, on the GPU machine (python3 + torch + triton + absl-py, no Bazel),
-from the repository root, after `tools/tune` (in examples/) packed the libraries built with
-their committed tables:
+from the repository root, after `tools/gpu pack tune_bench` packed the libraries built with
+their committed tables, as users build them (`tools/gpu run tune_bench` runs these two):
 
-    python3 bench/tune/tune_bench.py .gpu/tune/matmul_tuned .gpu/tune/matmul_tuned_bf16
-    python3 bench/tune/tune_bench.py .gpu/tune/rmsnorm_tuned --stem tune_rmsnorm
+    python3 bench/tune/tune_bench.py .gpu/tuned/matmul_tuned .gpu/tuned/matmul_tuned_bf16
+    python3 bench/tune/tune_bench.py .gpu/tuned/rmsnorm_tuned --stem tune_rmsnorm
     python3 bench/tune/tune_bench.py --dry-run [PACKS...]      # no GPU: the sweep, leak check
     python3 bench/tune/tune_bench.py --render bench/results/tune.json   # no GPU: re-render
 
@@ -934,7 +934,7 @@ def load_plans(packs: list[Path], args) -> tuple[dict, dict]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("packs", nargs="*", type=Path, help="folders tools/tune packed (.gpu/tune/NAME)")
+    ap.add_argument("packs", nargs="*", type=Path, help="tuning bundles tools/gpu packed (.gpu/tuned/NAME)")
     ap.add_argument("--render", type=Path, metavar="TUNE_JSON",
                     help="no GPU: rewrite the summary, STEM.md and STEM.png of an earlier run's "
                          "JSON into --out")

@@ -1,7 +1,7 @@
 """The transformer block on a GPU: eager, torch.compile and AOTInductor, with no Triton JIT.
 
 Runs on the GPU machine (python3, torch with CUDA, no Bazel, no network) in the folder
-examples/transformer_block/pack.sh filled (.gpu/block/): `python3 .gpu/block/run_gpu.py`.
+`tools/gpu pack block` filled (.gpu/block/): `tools/gpu run block`.
 
 The block (transformer_block/block.py) runs three ways on the same weights and input:
   eager     Block.forward, each op a call into libblock_ops.so

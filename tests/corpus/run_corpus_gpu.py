@@ -2,7 +2,7 @@
 """The corpus on a GPU: each Liger-Kernel kernel built by rules_triton against the Triton JIT.
 
 For every entry of tests/corpus/corpus.bzl (packed as corpus_manifest.json by
-tests/corpus/pack.sh), with the same source (the locked liger-kernel wheel, unpacked), the same
+`tools/gpu pack corpus`), with the same source (the locked liger-kernel wheel, unpacked), the same
 config and the same arguments:
 
   output     every tensor argument after one launch, bit for bit, AOT vs JIT
@@ -149,7 +149,7 @@ def main() -> int:
     a = ap.parse_args()
     gpu = Path(a.gpu_dir)
     if not (gpu / "libcorpus_kernels.so").is_file():
-        print(f"error: {gpu}/libcorpus_kernels.so is missing: run tests/corpus/pack.sh on the "
+        print(f"error: {gpu}/libcorpus_kernels.so is missing: run tools/gpu pack corpus on the "
               "build machine first", file=sys.stderr)
         return 2
     sys.path.insert(0, str(gpu / "site"))

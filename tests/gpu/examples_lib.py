@@ -70,14 +70,14 @@ EXPECTED_ALGO_INFO = {
 
 
 def gpu_dir() -> Path:
-    """The folder tools/pack_gpu fills (lib/, bin/, metadata/, tests/)."""
+    """The folder `tools/gpu pack examples` fills (lib/, bin/, metadata/, tests/)."""
     env = os.environ.get("RULES_TRITON_GPU_DIR")
     if env:
         return Path(env).resolve()
     here = Path(__file__).resolve().parent
-    if (here.parent / "lib" / "libexample_kernels.so").exists():  # running from .gpu/tests
+    if (here.parent / "lib" / "libexample_kernels.so").exists():  # running from .gpu/examples/tests
         return here.parent
-    return here.parents[1] / ".gpu"  # running from tests/gpu in the repository
+    return here.parents[1] / ".gpu" / "examples"  # running from tests/gpu in the repository
 
 
 def library_path() -> Path:
@@ -147,7 +147,7 @@ def library() -> ctypes.CDLL:
     if _LIB is None:
         path = library_path()
         if not path.exists():
-            raise FileNotFoundError(f"{path} not found: run tools/pack_gpu on the build machine first")
+            raise FileNotFoundError(f"{path} not found: run tools/gpu pack examples on the build machine first")
         _LIB = ctypes.CDLL(str(path))
     return _LIB
 
@@ -157,7 +157,7 @@ def kernel(name: str) -> Kernel:
 
 
 def metadata(name: str) -> list:
-    """The variant metadata JSONs of a library (packed by tools/pack_gpu), if present."""
+    """The variant metadata JSONs of a library (packed by `tools/gpu pack examples`), if present."""
     folder = gpu_dir() / "metadata" / name
     return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
 

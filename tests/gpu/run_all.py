@@ -294,7 +294,7 @@ def print_summary(summary) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--gpu-dir", help="folder tools/pack_gpu filled (default: found from here)")
+    parser.add_argument("--gpu-dir", help="folder `tools/gpu pack examples` filled (default: found from here)")
     parser.add_argument("--no-pytest", action="store_true", help="use the built-in runner")
     parser.add_argument("--json", help="write the JSON summary here (default: $OUT/gpu_test_summary.json)")
     parser.add_argument("-k", dest="keyword", help="only tests whose id contains this substring")

@@ -17,7 +17,7 @@ ON_SM90 = SM == (9, 0)
 def test_big_smem_needs_more_than_48k():
     meta = ex.metadata("big_smem")
     if not meta:
-        pytest.skip("no metadata packed (tools/pack_gpu copies it to .gpu/metadata)")
+        pytest.skip("no metadata packed (tools/gpu pack examples copies it to .gpu/examples/metadata)")
     for m in meta:
         assert m["shared"] > 49152, f"{m['symbol']}: shared {m['shared']} is not above 48 KiB"
 

@@ -1,4 +1,4 @@
-"""The C and C++ programs built by Bazel (packed into .gpu/bin): the example app, the API test
+"""The C and C++ programs built by Bazel (packed into .gpu/examples/bin): the example app, the API test
 and the dlopen test of libexample_kernels.so, plus the exported-symbol check of the .so."""
 import shutil
 import subprocess
@@ -22,9 +22,9 @@ def _run(args, timeout=300, echo=True):
 def _binary(name):
     path = BIN / name
     if not ex.gpu_dir().exists():
-        pytest.skip(f"{ex.gpu_dir()} does not exist: run tools/pack_gpu")
+        pytest.skip(f"{ex.gpu_dir()} does not exist: run tools/gpu pack examples")
     if not path.exists():
-        pytest.fail(f"{path} is missing: run tools/pack_gpu")
+        pytest.fail(f"{path} is missing: run tools/gpu pack examples")
     return path
 
 

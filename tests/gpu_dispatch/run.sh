@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/gpu_dispatch/run.sh: on the GPU machine, from the repository root, after
-# tests/gpu_dispatch/pack.sh filled .gpu/dispatch/ on the build machine:
+# `tools/gpu pack dispatch` filled .gpu/dispatch/ on the build machine:
 #
-#   tests/gpu_dispatch/run.sh
+#   tools/gpu run dispatch       (or tests/gpu_dispatch/run.sh)
 #
 # Finds the real libcuda.so.1 (ldconfig -p, then the usual install paths), puts the recording
 # shim of .gpu/dispatch first on LD_LIBRARY_PATH, points the shim at the real driver through
@@ -26,7 +26,7 @@ say() {
 
 [[ -z "$log" ]] || { mkdir -p "$OUT" && : >"$log"; }
 if [[ ! -f "$dir/variant_choice" || ! -f "$dir/libcuda.so.1" ]] || ! compgen -G "$dir/cubins/*.cubin" >/dev/null; then
-  say "run.sh: $dir is missing or incomplete: run tests/gpu_dispatch/pack.sh on the build machine first"
+  say "run.sh: $dir is missing or incomplete: run tools/gpu pack dispatch on the build machine first"
   exit 2
 fi
 dir=$(cd "$dir" && pwd)

@@ -68,7 +68,7 @@ expect "shim not first" 2 "is not the recording shim" -- \
 expect "shim pointed at itself" 2 "is the recording shim itself" -- \
   LD_LIBRARY_PATH="$shim_dir" RULES_TRITON_REAL_LIBCUDA="$(abs "$shim")" "$prog" "${cubins[@]}"
 
-# run.sh on the layout pack.sh writes.
+# run.sh on the layout `tools/gpu pack dispatch` writes.
 dispatch="$tmp/dispatch"
 rm -rf "$dispatch" "$tmp/out"
 mkdir -p "$dispatch/cubins" "$tmp/out"
@@ -91,7 +91,7 @@ case $rc in
   0) ;;  # a machine with a GPU
   *) fail "run.sh without a driver given: exit $rc, want 77 (no GPU here) or 0" ;;
 esac
-expect "run.sh without .gpu/dispatch" 2 "pack.sh" -- RULES_TRITON_DISPATCH_DIR="$tmp/nowhere" bash "$run_sh"
+expect "run.sh without .gpu/dispatch" 2 "tools/gpu pack dispatch" -- RULES_TRITON_DISPATCH_DIR="$tmp/nowhere" bash "$run_sh"
 
 if (( failures )); then
   echo "variant_choice_cpu_test: $failures failure(s)"

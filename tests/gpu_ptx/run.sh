@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/gpu_ptx/run.sh: on the GPU machine (no Bazel), from the repository root, after
-# tests/gpu_ptx/pack.sh (or tools/pack_gpu) filled .gpu/ptx/:
+# `tools/gpu pack ptx` filled .gpu/ptx/:
 #
-#   tests/gpu_ptx/run.sh
+#   tools/gpu run ptx       (or tests/gpu_ptx/run.sh)
 #
 # Runs .gpu/ptx/ptx_fallback against the machine's driver: the cuda:80 library with PTX must
 # load and compute x + y bit-exactly through the driver's JIT on a non-sm_8x GPU (an H100), the
@@ -15,7 +15,7 @@ set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 prog=${RULES_TRITON_PTX_DIR:-$repo/.gpu/ptx}/ptx_fallback
 if [[ ! -f "$prog" ]]; then
-  echo "run.sh: $prog is missing: run tests/gpu_ptx/pack.sh (or tools/pack_gpu) on the build machine first"
+  echo "run.sh: $prog is missing: run tools/gpu pack ptx on the build machine first"
   exit 2
 fi
 chmod +x "$prog" 2>/dev/null || true

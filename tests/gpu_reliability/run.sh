@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # tests/gpu_reliability/run.sh: the GPU-side reliability checks, on a machine with a CUDA GPU, the
-# CUDA toolkit's compute-sanitizer and python3 with torch (no Bazel), over the folder that
-# tools/pack_gpu and tests/gpu_reliability/pack.sh fill (.gpu/ at the repository root):
+# CUDA toolkit's compute-sanitizer and python3 with torch (no Bazel), over the folders that
+# `tools/gpu pack reliability` fills (it packs the examples suite with it):
 #
-#   .gpu/reliability/two_contexts   two CUcontexts on one GPU (pack.sh builds it)
-#   .gpu/bin/app, api_test, so_test the example programs            (tools/pack_gpu)
-#   .gpu/lib/libexample_kernels.so  every example kernel             (tools/pack_gpu)
-#   .gpu/tests/run_all.py           their ctypes + torch tests        (tools/pack_gpu)
+#   .gpu/reliability/two_contexts            two CUcontexts on one GPU
+#   .gpu/examples/bin/app, api_test, so_test the example programs
+#   .gpu/examples/lib/libexample_kernels.so  every example kernel
+#   .gpu/examples/tests/run_all.py           their ctypes + torch tests
 #
 # Steps (each PASS, FAIL or SKIP, with its log):
 #   two_contexts                     plain run: launches in two contexts, unload in one, the
@@ -19,25 +19,20 @@
 #                                    caching allocator, so each tensor is its own allocation and
 #                                    an out-of-bounds access is caught)
 #
-# Usage: .gpu/reliability/run.sh [GPU_DIR]   (or tests/gpu_reliability/run.sh from the repo root)
+# Usage: tests/gpu_reliability/run.sh [RELIABILITY_DIR [EXAMPLES_DIR]]   (`tools/gpu run reliability`;
+# default .gpu/reliability and .gpu/examples)
 # Writes $OUT/gpu_reliability_summary.json and $OUT/gpu_reliability.log when OUT is set.
 # Exit code: 0 all passed; 1 something failed; 2 the packed folder is missing; 77 no GPU.
 set -uo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-if [[ -n "${1:-}" ]]; then
-  gpu=$(cd "$1" && pwd)
-elif [[ -x "$here/two_contexts" && -d "$here/../bin" ]]; then
-  gpu=$(cd "$here/.." && pwd)
-else
-  gpu=$(cd "$here/../.." && pwd)/.gpu
-fi
-rel="$gpu/reliability"
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+rel=${1:-$repo/.gpu/reliability}
+gpu=${2:-$repo/.gpu/examples}
 python=${PYTHON:-python3}
 step_timeout=${RULES_TRITON_SANITIZER_TIMEOUT:-480}
 
 if [[ ! -x "$rel/two_contexts" ]]; then
-  echo "run.sh: $rel/two_contexts is missing: run tools/pack_gpu, then tests/gpu_reliability/pack.sh" >&2
+  echo "run.sh: $rel/two_contexts is missing: run tools/gpu pack reliability on the build machine" >&2
   exit 2
 fi
 sanitizer=$(command -v compute-sanitizer 2>/dev/null || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
@@ -119,12 +114,12 @@ else
     run_step memcheck:api_test sanitizer "${cs[@]}" --tool memcheck "$gpu/bin/api_test"
     run_step memcheck:so_test sanitizer "${cs[@]}" --tool memcheck "$gpu/bin/so_test" "$gpu/lib/libexample_kernels.so"
   else
-    record memcheck:examples FAIL 0 "$gpu/bin/app is missing: run tools/pack_gpu"
+    record memcheck:examples FAIL 0 "$gpu/bin/app is missing: run tools/gpu pack reliability"
   fi
   if [[ -f "$gpu/tests/run_all.py" ]]; then
     # every example kernel through ctypes; test_binaries.py is covered by the steps above.
     # Each step's own summary goes to a scratch folder: $OUT/gpu_test_summary.json is the full
-    # examples run's (tools/run_gpu_tests step 1) and must not be overwritten by these subsets.
+    # examples run's (`tools/gpu run examples`) and must not be overwritten by these subsets.
     step_json_dir=$(mktemp -d)
     for k in api add scale softmax matmul scalars big_smem; do
       PYTORCH_NO_CUDA_MEMORY_CACHING=1 run_step "memcheck:kernel:$k" sanitizer "${cs[@]}" --tool memcheck \

@@ -10,7 +10,7 @@ layout rules TMA out; the split-K algos zero a column-major C through its column
     python3 tests/gpu_tune/every_algo.py .gpu/tune/matmul_tuned .gpu/tune/matmul_tuned_bf16 \\
         [--out DIR]
 
-Packs from `tools/tune` (in examples/). Exit code 0 when every algo passes every case (or
+Packs from `tools/gpu pack every_algo` (`tools/gpu run every_algo` runs this). Exit code 0 when every algo passes every case (or
 reports "exceeds resources", a launch the device refuses), 1 otherwise, 77 without a GPU.
 """
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu_tune/run.sh: on the GPU machine, from the repository root, after the build machine ran
-#   tests/gpu_dispatch/pack.sh             (the recording libcuda shim, into .gpu/dispatch)
-#   (cd examples && ../tools/tune //kernels:matmul_tuned //kernels:matmul_tuned_bf16)
+#   tools/gpu pack tuned_choice    (the recording libcuda shim into .gpu/dispatch, the tuned
+#                                   libraries' bundles into .gpu/tune); `tools/gpu run tuned_choice`
 # checks that matmul_tuned_auto / matmul_tuned_bf16_auto launch the cubins of the algos their
 # committed tuning tables chose (tests/gpu_tune/tuned_choice.py). Writes $OUT/tuned_choice.txt
 # when OUT is set. Exit code: tuned_choice.py's (0 pass, 1 fail, 2 setup, 77 no GPU).
@@ -13,7 +13,7 @@ packs=("$@")
 log=${OUT:+$OUT/tuned_choice.txt}
 [[ -z "$log" ]] || mkdir -p "$OUT"
 if [[ ! -f "$shim_dir/libcuda.so.1" ]]; then
-  echo "run.sh: $shim_dir/libcuda.so.1 is missing: run tests/gpu_dispatch/pack.sh on the build machine first"
+  echo "run.sh: $shim_dir/libcuda.so.1 is missing: run tools/gpu pack tuned_choice on the build machine first"
   exit 2
 fi
 real=${RULES_TRITON_REAL_LIBCUDA:-}

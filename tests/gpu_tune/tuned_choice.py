@@ -104,7 +104,7 @@ def main(argv: list[str]) -> int:
         return EXIT_SETUP
     if not hasattr(shim, "recorder_real_status"):
         say("the libcuda.so.1 found first is not the recording shim: put .gpu/dispatch first on "
-            "LD_LIBRARY_PATH (tests/gpu_dispatch/pack.sh builds it)")
+            "LD_LIBRARY_PATH (tools/gpu pack dispatch packs it)")
         return EXIT_SETUP
     shim.recorder_real_error.restype = ctypes.c_char_p
     if shim.recorder_real_status() != 0:

@@ -1,7 +1,7 @@
 """The triton_torch_library ops on a GPU, against torch: eager, torch.compile, streams.
 
 Runs on the GPU machine (python3, torch with CUDA, no Bazel, no network) in the folder
-tests/torch_ops/pack.sh filled (.gpu/torch/): `cd .gpu/torch && python3 run_gpu.py`. It imports
+`tools/gpu pack torch` filled (.gpu/torch/): `tools/gpu run torch`. It imports
 the generated module example_ops.py, which loads libexample_ops.so (built against Debian's torch
 2.14 headers with TORCH_TARGET_VERSION 2.11) with no Triton JIT involved, then checks every op's
 results against torch in eager mode, inside torch.compile(fullgraph=True) (inductor), on a side

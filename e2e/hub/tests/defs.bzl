@@ -1,16 +1,4 @@
-"""Test rules of the hub module: everything they build is under --//:hub_toolchains."""
-
-_HUB_TOOLCHAINS = str(Label("//:hub_toolchains"))
-
-def _hub_toolchains_transition_impl(_settings, _attr):
-    return {_HUB_TOOLCHAINS: True}
-
-# Rule-level (incoming), so the test and everything under it resolve the hub's toolchains.
-_hub_toolchains_transition = transition(
-    implementation = _hub_toolchains_transition_impl,
-    inputs = [],
-    outputs = [_HUB_TOOLCHAINS],
-)
+"""Test rules of the hub module."""
 
 def _rlocation(ctx, f):
     # short_path is "../<repo>/<path>" outside the main repository.
@@ -39,8 +27,7 @@ def _hub_test_impl(ctx):
 
 hub_test = rule(
     implementation = _hub_test_impl,
-    doc = "Runs `binary` as a test, built with the hub's toolchains, with `args_files`' paths as arguments.",
-    cfg = _hub_toolchains_transition,
+    doc = "Runs `binary` as a test with `args_files`' paths as arguments.",
     test = True,
     attrs = {
         "args_files": attr.label_list(allow_files = True, doc = "Files whose runfiles paths are the arguments."),
@@ -87,21 +74,10 @@ def _toolchain_probe_test_impl(ctx):
 toolchain_probe_test = rule(
     implementation = _toolchain_probe_test_impl,
     doc = "Builds and prints the probe's report: where the resolved Triton toolchain's Python, triton, ptxas and cuda.h come from.",
-    cfg = _hub_toolchains_transition,
     test = True,
     toolchains = [_TRITON_TOOLCHAIN],
     attrs = {
         "compiled": attr.label_list(doc = "Kernel libraries that must build with the toolchain (their files become runfiles)."),
         "probe": attr.label(mandatory = True, allow_single_file = [".py"], doc = "The probe script."),
     },
-)
-
-def _hub_files_impl(ctx):
-    return [DefaultInfo(files = depset(transitive = [t[DefaultInfo].files for t in ctx.attr.srcs]))]
-
-hub_files = rule(
-    implementation = _hub_files_impl,
-    doc = "The files of `srcs`, built with the hub's toolchains (for comparisons with other builds).",
-    cfg = _hub_toolchains_transition,
-    attrs = {"srcs": attr.label_list(allow_files = True, doc = "The targets whose files to forward.")},
 )

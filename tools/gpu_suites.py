@@ -1,0 +1,225 @@
+"""The GPU suites: what `tools/gpu pack SUITE` builds and copies into .gpu/SUITE/, and what
+`tools/gpu run SUITE` runs on the GPU machine (python3, torch, triton, nvcc, g++; no Bazel, no
+network). Pure data: tools/gpu reads SUITES and GROUPS; its CPU test checks every entry.
+
+A suite:
+  doc        one line, for `tools/gpu list`
+  workspace  the Bazel workspace it builds in: "." (the repository root) or "examples"; a
+             `copy` entry may name another
+  flags      extra Bazel flags for its builds (suites with the same workspace and flags build
+             together, in one Bazel call)
+  build      targets to build besides those named in `copy` (whose default outputs they are not)
+  copy       what goes into .gpu/SUITE/, each entry one of
+               {"target": LABEL or [LABEL...], "group": OUTPUT_GROUP, "glob": PATTERN(S),
+                "exclude": [NAME_PATTERN...], "to": SUBFOLDER}   built files ("{name}" in `to`
+                                                                  is the target's name)
+               {"query": CQUERY, "group": ..., ...}               the same over a query's targets
+               {"src": GLOB, "to": SUBFOLDER}                     files of this checkout
+               {"wheel": DISTRIBUTION, "lock": FILE, "to": ...}   a locked wheel, unpacked
+               {"tuning": LABEL}                                  a tuning bundle (pack.json),
+                                                                  into .gpu/SUITE/<c_name>/
+                                                                  (without `run`: the tuning
+                                                                  of each bundle)
+  needs      suites packed with it and present when it runs (their folders are read by its run)
+  run        the steps on the GPU machine, in order, from the repository root; each
+               {"name": ..., "cmd": [ARGV...], "cwd": optional, "env": optional}
+             placeholders: {gpu} the .gpu folder, {dir} .gpu/SUITE, {repo} the checkout,
+             {out} $OUT when set, else the suite's `out` (relative to the checkout)
+             exit code 0 passes, 77 skips (no GPU, no driver), anything else fails
+  budget_mib the most the packed folder may weigh (the device run carries at most 64 MiB)
+"""
+
+# The example kernels whose variant records the examples suite packs (tests/gpu reads them).
+_EXAMPLE_KERNELS = ["//kernels:" + k for k in ["add", "big_smem", "matmul", "scalars", "scale", "softmax"]]
+
+# The example libraries with a tuning_key, as tuning bundles.
+_TUNED = [{"tuning": "//kernels:" + k} for k in ["matmul_tuned", "matmul_tuned_bf16", "rmsnorm_tuned"]]
+
+# A library's kernel_params.json (its import check) is not a variant record.
+_RECORDS = {"glob": "*.json", "exclude": ["kernel_params.json"]}
+
+SUITES = {
+    "examples": {
+        "doc": "every example kernel via ctypes against torch, the example app, the C/C++ API tests",
+        "workspace": "examples",
+        "copy": [
+            {"target": "//app:example_kernels", "glob": "libexample_kernels.so", "to": "lib"},
+            {"target": ["//app:app", "//tests:api_test", "//tests:so_test"], "glob": "{name}", "to": "bin"},
+            dict(_RECORDS, target = _EXAMPLE_KERNELS, group = "metadata", to = "metadata/{name}"),
+            {"src": "tests/gpu/*.py", "to": "tests"},
+        ],
+        "run": [
+            {"name": "examples", "cmd": ["python3", "{dir}/tests/run_all.py", "--gpu-dir", "{dir}", "--require-gpu"]},
+        ],
+        "budget_mib": 30,
+    },
+    "dispatch": {
+        "doc": "which matmul variant runs, read through a recording libcuda shim",
+        "workspace": ".",
+        "copy": [
+            {"target": ["//tests/gpu_dispatch:libcuda.so.1", "//tests/gpu_dispatch:variant_choice"], "glob": "{name}", "to": ""},
+            {"target": "//tests/gpu_dispatch:matmul_cubins", "glob": "*.cubin", "to": "cubins"},
+        ],
+        "run": [
+            {"name": "variant_choice", "cmd": ["bash", "tests/gpu_dispatch/run.sh"], "env": {"RULES_TRITON_DISPATCH_DIR": "{dir}"}},
+        ],
+        "budget_mib": 10,
+    },
+    "reliability": {
+        "doc": "two CUcontexts; compute-sanitizer memcheck/racecheck over them and every example",
+        "workspace": ".",
+        "copy": [
+            {"target": "//tests/gpu_reliability:two_contexts", "glob": "two_contexts", "to": ""},
+            dict(_RECORDS, target = "//tests/gpu_reliability:rel_add", group = "metadata", to = "metadata"),
+        ],
+        "needs": ["examples"],
+        "run": [
+            {"name": "reliability", "cmd": ["bash", "tests/gpu_reliability/run.sh", "{dir}", "{gpu}/examples"]},
+        ],
+        "budget_mib": 4,
+    },
+    "ptx": {
+        "doc": "a cuda:80 library with PTX runs through the driver's JIT; one without reports NO_BINARY",
+        "workspace": ".",
+        "copy": [
+            {"target": "//tests/gpu_ptx:ptx_fallback", "glob": "ptx_fallback", "to": ""},
+        ],
+        "run": [
+            {"name": "ptx_fallback", "cmd": ["bash", "tests/gpu_ptx/run.sh"], "env": {"RULES_TRITON_PTX_DIR": "{dir}"}},
+        ],
+        "budget_mib": 4,
+    },
+    "torch": {
+        "doc": "the triton_torch_library test ops against torch: eager, torch.compile, streams",
+        "workspace": ".",
+        "copy": [
+            {"target": ["//tests/torch_ops:example_ops", "//tests/torch_ops:scale_ops"], "glob": ["{name}.py", "lib{name}.so"], "to": ""},
+            {"src": "tests/torch_ops/run_gpu.py", "to": ""},
+        ],
+        "run": [
+            {"name": "torch_ops", "cmd": ["python3", "run_gpu.py"], "cwd": "{dir}"},
+        ],
+        "budget_mib": 16,
+    },
+    "block": {
+        "doc": "the transformer block of torch ops: eager, torch.compile, AOTInductor vs torch",
+        "workspace": "examples",
+        "copy": [
+            {"target": "//transformer_block:block_ops", "glob": ["block_ops.py", "libblock_ops.so"], "to": "transformer_block"},
+            {"src": "examples/transformer_block/block.py", "to": "transformer_block"},
+            {"src": "examples/transformer_block/run_gpu.py", "to": ""},
+        ],
+        "run": [
+            {"name": "block", "cmd": ["python3", "{dir}/run_gpu.py"]},
+        ],
+        "budget_mib": 16,
+    },
+    "corpus": {
+        "doc": "the Liger-Kernel corpus: every kernel against the Triton JIT (output, cubin, time)",
+        "workspace": ".",
+        "build": ["//tests/corpus:all"],
+        "copy": [
+            {"target": "//tests/corpus:corpus_kernels", "glob": "libcorpus_kernels.so", "to": ""},
+            {"target": "//tests/corpus:corpus_manifest", "glob": "corpus_manifest.json", "to": ""},
+            {"query": "kind(triton_kernel_library, //tests/corpus:all)", "group": "cubin", "glob": "*.cubin", "to": "cubins"},
+            # the same kernel source for the JIT side: the GPU machine has no network
+            {"wheel": "liger-kernel", "lock": "tools/kernel_packages.lock", "to": "site"},
+        ],
+        "out": "tests/corpus/results",
+        "run": [
+            {"name": "corpus", "cmd": ["python3", "tests/corpus/run_corpus_gpu.py", "--gpu-dir", "{dir}", "--out", "{out}"]},
+        ],
+        "budget_mib": 40,
+    },
+    "bench": {
+        "doc": "benchmark: launch overhead (raw cuLaunchKernel, C API, NAME_auto), sizes, matmul",
+        "workspace": ".",
+        "copy": [
+            {"target": [
+                "//bench/gpu:launch_bench_so",
+                "//bench/gpu:launch_bench",
+                "//bench/gpu:tiny1_so",
+                "//bench/gpu:tiny8_so",
+                "//bench/gpu:tiny1_floor_so",
+            ], "glob": ["*.so", "launch_bench"], "to": ""},
+            {"target": "//bench/gpu:tiny1", "group": "cubin", "glob": "*.cubin", "to": "tiny"},
+            dict(_RECORDS, target = ["//bench/gpu:tiny1", "//bench/gpu:tiny8"], group = "metadata", to = "tiny"),
+            {"src": "bench/gpu/tiny.py", "to": ""},
+            {"src": "bench/gpu/gpu_bench.py", "to": ""},
+            # the example matmul and every example variant's record, built as a user would
+            {"workspace": "examples", "target": "//app:example_kernels", "glob": "libexample_kernels.so", "to": "matmul"},
+            {"src": "examples/kernels/matmul.py", "to": "matmul"},
+            dict(_RECORDS, workspace = "examples", query = "kind(triton_kernel_library, //kernels/...)", group = "metadata", to = "matmul/metadata"),
+        ],
+        "out": "bench/results",
+        "run": [
+            {"name": "gpu_bench", "cmd": ["python3", "{dir}/gpu_bench.py", "--bench-dir", "{dir}", "--out", "{out}"]},
+        ],
+        "budget_mib": 16,
+    },
+    "torchbench": {
+        "doc": "benchmark: PyTorch callers (per-call overhead, cold start over the corpus)",
+        "workspace": ".",
+        "copy": [
+            {"target": "//bench/gpu:tiny1_so", "glob": "libtiny1.so", "to": "overhead"},
+            {"src": "bench/gpu/tiny.py", "to": "overhead"},
+            {"target": "//bench/torch:tiny1_torch", "glob": ["*.py", "*.so"], "to": "ops/tiny1"},
+            {"target": "//tests/corpus:corpus_torch", "glob": ["*.py", "*.so"], "to": "ops/corpus"},
+        ],
+        "needs": ["corpus"],
+        "out": "bench/results",
+        "run": [
+            {"name": "torchbench", "cmd": ["bash", "bench/torch/run_gpu.sh"], "env": {"OUT": "{out}"}},
+        ],
+        "budget_mib": 8,
+    },
+    "tune": {
+        "doc": "tuning bundles of the example tuned libraries; run = retune (writes their tables)",
+        "workspace": "examples",
+        # A stale table must not stop its own retuning (the bundle links without it), and the
+        # tuning times every algo in every specialization, not just the table's portfolios.
+        "flags": ["--@rules_triton//:tuning_stale_ok", "--@rules_triton//:specialization_algos=false"],
+        "copy": _TUNED,
+        # no `run`: one `python3 -m triton_aot.tune {dir}/<c_name>` per bundle, which writes the
+        # library's table in the checkout (commit it)
+        "budget_mib": 48,
+    },
+    "tuned": {
+        "doc": "the same bundles as users build the libraries (each pattern pruned to its portfolios)",
+        "workspace": "examples",
+        "flags": ["--@rules_triton//:tuning_stale_ok", "--@rules_triton//:specialization_algos"],
+        "copy": _TUNED,
+        "run": [],  # read by tune_bench
+        "budget_mib": 48,
+    },
+    "tuned_choice": {
+        "doc": "NAME_auto launches the cubin of its table's choice (tune's bundles, dispatch's shim)",
+        "needs": ["tune", "dispatch"],
+        "out": "tests/gpu_tune/results",
+        "run": [
+            {"name": "tuned_choice", "cmd": ["bash", "tests/gpu_tune/run.sh", "{gpu}/tune/matmul_tuned", "{gpu}/tune/matmul_tuned_bf16"], "env": {"RULES_TRITON_DISPATCH_DIR": "{gpu}/dispatch"}},
+        ],
+    },
+    "every_algo": {
+        "doc": "every algo of the tuned matmuls on layouts the sweep never makes",
+        "needs": ["tune"],
+        "out": "tests/gpu_tune/results",
+        "run": [
+            {"name": "every_algo", "cmd": ["python3", "tests/gpu_tune/every_algo.py", "{gpu}/tune/matmul_tuned", "{gpu}/tune/matmul_tuned_bf16", "--out", "{out}"]},
+        ],
+    },
+    "tune_bench": {
+        "doc": "benchmark: the tuned matmul and rmsnorm against cuBLAS, torch and the autotuned JIT",
+        "needs": ["tuned"],
+        "out": "bench/results",
+        "run": [
+            {"name": "tune_bench:matmul", "cmd": ["python3", "bench/tune/tune_bench.py", "{gpu}/tuned/matmul_tuned", "{gpu}/tuned/matmul_tuned_bf16", "--out", "{out}"]},
+            {"name": "tune_bench:rmsnorm", "cmd": ["python3", "bench/tune/tune_bench.py", "{gpu}/tuned/rmsnorm_tuned", "--stem", "tune_rmsnorm", "--out", "{out}"]},
+        ],
+    },
+}
+
+# Names for several suites at once: `tools/gpu pack tests` packs what the GPU test run needs.
+GROUPS = {
+    "tests": ["examples", "dispatch", "reliability", "ptx"],
+}

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Tuning bundles: a triton_kernel_library with a `tuning_key`, packed for the tuning command on
+the GPU machine (`python3 -m triton_aot.tune BUNDLE`; docs/tuned_dispatch.md).
+
+Two callers:
+  - tools/gpu (this repository: `tools/gpu pack tune`, `tools/tune LABEL...`) imports pack_tuning;
+  - `bazel run @rules_triton//tools:tune --@rules_triton//tools:tune_library=//pkg:lib -- DIR`
+    (any workspace that depends on rules_triton) runs this file through tools/tune.bzl's launcher,
+    with the library's `tuning` output group and the tuner's sources as runfiles: it writes
+    DIR/<c_name>/ (the bundle) and DIR/triton_aot/ (the tuning command, so the GPU machine needs
+    no rules_triton checkout), and NAME.tuning_hints.bzl beside the library's table.
+
+A bundle: pack.json (format rules_triton.tune_pack.v1: label, C name, key, the shared object, the
+inputs file, the table's path from the workspace root), the library as a shared object with the
+runtime, records/ (variant records), cubins/, inputs.py (the `tuning_inputs` file), table.json
+(the current table, when there is one), and STALE when the library's specializations changed
+with this pack (build and pack it again before tuning).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+
+class BundleError(Exception):
+    pass
+
+
+def _copy(src: Path, dest_dir: Path, name: str | None = None) -> Path:
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    dest = dest_dir / (name or src.name)
+    shutil.copyfile(src, dest)
+    dest.chmod(0o755 if src.suffix == ".so" else 0o644)
+    return dest
+
+
+def _specializations(text: str):
+    names: dict = {}
+    exec(text, {}, names)  # the generated .bzl is Python syntax
+    return names.get("SPECIALIZATIONS")
+
+
+def pack_tuning(label: str, files: list[Path], dest_root: Path, workspace: Path | None,
+                table_prefix: str = "", note=None) -> Path:
+    """Copies a library's `tuning` output group into dest_root/<c_name>/ with pack.json.
+
+    workspace: the source folder the table's path (the rule's, plus table_prefix) is relative
+    to; NAME.tuning_hints.bzl is written beside the table there (None: not written). Returns the
+    bundle's folder."""
+    note = note or (lambda msg: print(msg, file=sys.stderr))
+    so = [f for f in files if f.suffix == ".so"]
+    about = [f for f in files if f.name.endswith(".tuning_pack.json")]
+    table = [f for f in files if f.name.endswith(".tuning.json")]
+    inputs = [f for f in files if f.suffix == ".py"]
+    records = [f for f in files if f.suffix == ".json" and f not in table and f not in about]
+    hints_bzl = [f for f in files if f.name.endswith(".tuning_hints.bzl")]
+    if not about:
+        raise BundleError(f"{label}: it has no tuning_key: set tuning_key (the integer arguments that choose the algo)")
+    if len(so) != 1 or not records:
+        raise BundleError(f"{label}: its tuning output group lacks the shared library or the records")
+    if not inputs:
+        raise BundleError(f"{label}: no tuning_inputs file: set tuning_inputs on the library "
+                          "(see examples/kernels/matmul_tuning.py)")
+    info = json.loads(about[0].read_text())
+    name = info["library"]
+    table_path = (Path(table_prefix) / info["table"]).as_posix() if table_prefix else info["table"]
+    dest = dest_root / name
+    shutil.rmtree(dest, ignore_errors=True)
+    _copy(so[0], dest)
+    for r in records:
+        _copy(r, dest / "records")
+    for c in files:
+        if c.suffix == ".cubin":
+            _copy(c, dest / "cubins")
+    _copy(inputs[0], dest, "inputs.py")
+    if table:
+        _copy(table[0], dest, "table.json")
+    if hints_bzl and workspace is not None and not table_path.startswith("../"):
+        # The specializations the tuning calls need (triton_aot.call_hints), beside the table,
+        # where the BUILD file loads them: when they change, the library must be built again.
+        place = workspace / Path(table_path).parent / hints_bzl[0].name
+        text = hints_bzl[0].read_text()
+        old = place.read_text() if place.exists() else None
+        if old != text:
+            place.write_text(text)
+            note(f"wrote {place}")
+        if old is None or _specializations(old) != _specializations(text):
+            (dest / "STALE").write_text(str(place) + "\n")
+    (dest / "pack.json").write_text(json.dumps({
+        "format": "rules_triton.tune_pack.v1", "label": label, "library": name,
+        "key": info["key"], "so": so[0].name, "inputs": "inputs.py", "table": table_path},
+        indent=1) + "\n")
+    return dest
+
+
+def main(argv: list[str]) -> int:
+    """`bazel run @rules_triton//tools:tune ... -- DIR`: see the module docstring."""
+    ap = argparse.ArgumentParser(
+        prog="bazel run @rules_triton//tools:tune --@rules_triton//tools:tune_library=LABEL --",
+        description="Packs the library's tuning bundle into DIR for the GPU machine.")
+    ap.add_argument("--runfiles", type=Path, required=True, help=argparse.SUPPRESS)
+    ap.add_argument("--manifest", type=Path, required=True, help=argparse.SUPPRESS)
+    ap.add_argument("dir", type=Path, help="the folder to write (relative to where bazel runs)")
+    a = ap.parse_args(argv)
+    lines = [ln.split("\t") for ln in a.manifest.read_text().splitlines() if ln]
+    label = next((ln[1] for ln in lines if ln[0] == "label"), "?")
+    label = label[2:] if label.startswith("@@//") else label  # the main repository's
+    errors = [ln[1] for ln in lines if ln[0] == "error"]
+    if errors:
+        print(f"error: {errors[0]}", file=sys.stderr)
+        return 2
+    files = [a.runfiles / ln[1] for ln in lines if ln[0] == "tuning"]
+    tuner = [(a.runfiles / ln[1], ln[2]) for ln in lines if ln[0] == "tuner"]
+    cwd = Path(os.environ.get("BUILD_WORKING_DIRECTORY", "."))
+    workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY")
+    dest = a.dir if a.dir.is_absolute() else cwd / a.dir
+    dest.mkdir(parents=True, exist_ok=True)
+    try:
+        bundle = pack_tuning(label, files, dest, Path(workspace) if workspace else None)
+    except BundleError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    # The tuning command itself, so that the GPU machine needs python3, torch and absl-py only.
+    shutil.rmtree(dest / "triton_aot", ignore_errors=True)
+    for src, rel in tuner:
+        _copy(src, dest / Path(rel).parent, Path(rel).name)
+    print(f"packed {label} into {bundle}")
+    if (bundle / "STALE").exists():
+        print(f"the library's specializations changed ({(bundle / 'STALE').read_text().strip()}): "
+              "run this command again, so that the bundle is built with them", file=sys.stderr)
+        return 3
+    pack = json.loads((bundle / "pack.json").read_text())
+    print(f"""On the GPU machine (python3 with torch and absl-py, the CUDA driver; no Bazel), carry
+{dest} there (as DIR) and run
+
+    PYTHONPATH=DIR python3 -m triton_aot.tune DIR/{bundle.name} --out=table.json
+
+(or, from a checkout of this workspace, without --out: the table goes to {pack['table']}),
+then copy table.json to {pack['table']} in this workspace and commit it: the next build
+compiles it into {pack['library']}_auto.""")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
