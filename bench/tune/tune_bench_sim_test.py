@@ -162,7 +162,8 @@ def simulate(tmp: Path) -> dict:
     spec = importlib.util.spec_from_file_location("tune_bench", HERE / "tune_bench.py")
     tb = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tb)
-    from triton_aot import call_hints, tune
+    from triton_aot.contract import hint_patterns
+    from triton_aot.tuning import call_hints, tune
 
     (tmp / "kernels.py").write_text(KERNELS)
     tb.Matmul.kernel_file = tb.RmsNorm.kernel_file = tmp / "kernels.py"
@@ -231,7 +232,7 @@ def simulate(tmp: Path) -> dict:
             return self.algos
     tb.algos_of_pattern = lambda pack, name: EveryAlgo(name)
     tune.c_values = c_values
-    call_hints.of_call = lambda record, values: ()
+    hint_patterns.of_call = lambda record, values: ()
 
     warmed = [tb._warm_one((str(tmp / "matmul_tuned"), (16, 17, 1), "nt", 1)),
               tb._warm_one((str(tmp / "rmsnorm_tuned"), (16, 17), None, 0))]

@@ -21,6 +21,8 @@ TritonKernelInfo = provider(
     fields = {
         "name": "str: the C API prefix (dispatcher name)",
         "header": "File: the public dispatcher header",
+        "description": "File: the library description (JSON, triton_aot/contract/library.py): " +
+                       "C functions, parameters, algos, variants, tuning settings",
         "metadata": "depset[File]: per-variant metadata JSON",
         "cubins": "depset[File]: per-variant cubins",
     },

@@ -43,7 +43,11 @@ def _triton_toolchain_impl(ctx):
     runtime = _python_runtime(ctx, ctx.attr.python)
     shared = [ctx.attr.templates[DefaultInfo].files]
     python_path = []
-    init_files = [f for f in ctx.files.tool if f.basename == "__init__.py" and f.dirname.endswith("triton_aot")]
+
+    # A stage's py_library: its sources, the stages it depends on, their data (the templates).
+    tool = ctx.attr.tool[DefaultInfo].default_runfiles.files
+    compile_tool = ctx.attr.compile_tool[DefaultInfo].default_runfiles.files
+    init_files = [f for f in tool.to_list() if f.basename == "__init__.py" and f.dirname.endswith("triton_aot")]
     if len(init_files) != 1:
         fail("triton_toolchain: 'tool' must provide exactly one triton_aot/__init__.py")
     python_path.append(_import_root(init_files[0]))
@@ -81,8 +85,8 @@ def _triton_toolchain_impl(ctx):
             triton = TritonToolchainInfo(
                 interpreter = interpreter,
                 interpreter_path = interpreter_path,
-                tool_inputs = depset(direct, transitive = [ctx.attr.tool[DefaultInfo].files] + shared),
-                compile_tool_inputs = depset(direct, transitive = [ctx.attr.compile_tool[DefaultInfo].files] + shared),
+                tool_inputs = depset(direct, transitive = [tool] + shared),
+                compile_tool_inputs = depset(direct, transitive = [compile_tool] + shared),
                 python_path = python_path,
                 cuda_headers = _check_cuda_headers(ctx, ctx.attr.cuda_headers),
                 fingerprint = ctx.file.fingerprint,
@@ -126,14 +130,15 @@ Three ways to provide triton:
         "tool": attr.label(
             default = Label("//triton_aot"),
             cfg = "exec",
-            doc = "The triton_aot package (compile and link tools). Built for the exec platform.",
+            doc = "The triton_aot package, every stage (compile, link, torch-op and tuning " +
+                  "tools). Built for the exec platform.",
         ),
         "compile_tool": attr.label(
-            default = Label("//triton_aot:compile_tool"),
+            default = Label("//triton_aot/compile"),
             cfg = "exec",
-            doc = "The part of `tool` the compile tool imports: the only tool sources of the " +
-                  "compile actions, so that editing the rest re-runs none. Built for the exec " +
-                  "platform.",
+            doc = "The compile stage of `tool` (with the stages it imports): the only tool " +
+                  "sources of the compile actions, so that editing the other stages re-runs " +
+                  "none. Built for the exec platform.",
         ),
         "templates": attr.label(
             default = Label("//templates"),

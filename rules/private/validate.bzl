@@ -15,7 +15,7 @@ _DIGITS = "0123456789"
 
 # An identifier entry of the signature is the name of a constexpr parameter whose value each
 # algo sets, unless the compile tool reads it as a type (any spelling) or a literal (True,
-# None, ...). Generated from triton_aot/triton_types.py, so both sides classify entries alike.
+# None, ...). Generated from triton_aot/core/triton_types.py, so both sides classify entries alike.
 _NOT_CONSTEXPR_NAMES = {
     name: True
     for name in SCALAR_TYPES + FP8_TYPES + TYPE_ALIASES.keys() + LITERAL_NAMES
@@ -106,7 +106,7 @@ _TENSORDESC_FORM = "write tensordesc<DTYPE[B0, B1, ...]> with DTYPE one of {} an
 )
 
 def _check_tensordesc(label, i, entry):
-    """The compile tool's tensordesc spelling (triton_aot/signature.py parse_tensordesc)."""
+    """The compile tool's tensordesc spelling (triton_aot/core/signature.py parse_tensordesc)."""
     body = entry[len("tensordesc"):].strip()
     ok = body.startswith("<") and body.endswith("]>") and body.count("[") == 1
     dtype, dims = "", []
@@ -178,7 +178,7 @@ def _check_hip_target(label, attr, target, arch):
         _err(label, attr, "'{}': triton compiles no {}; use one of {}".format(target, arch, ", ".join(["hip:" + a for a in HIP_ARCHS])))
 
 def _check_cuda_arch(label, attr, target, sm):
-    """Refuses an SM that no supported triton compiles (triton_aot/targets.py's table).
+    """Refuses an SM that no supported triton compiles (triton_aot/core/targets.py's table).
 
     Which of them the installed triton compiles, the compile tool checks.
     """
@@ -226,7 +226,7 @@ def ptx_fallback_arch(label, targets, archs):
     """The target whose PTX an `embed_ptx` library embeds: the lowest portable one.
 
     The driver JIT-compiles that PTX for every later GPU; the PTX of sm_90 and newer is
-    arch-specific (sm_90a) and serves no GPU but its own (triton_aot/targets.py
+    arch-specific (sm_90a) and serves no GPU but its own (triton_aot/core/targets.py
     ptx_fallback_arch says the same).
 
     Args:
@@ -306,7 +306,7 @@ def check_specialization_algos(label, specialization_algos, specializations, num
     return result
 
 # What a string constexpr may hold: it ends up in --constexprs (comma separated), in C comments
-# and in info strings, so no quote, comma or bracket (triton_aot.signature accepts the same).
+# and in info strings, so no quote, comma or bracket (triton_aot.core.signature accepts the same).
 _STRING_CHARS = _LETTERS + _DIGITS + " .+-"
 
 def _dtype_spelling(text):

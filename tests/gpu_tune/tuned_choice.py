@@ -12,8 +12,8 @@ every tuned point of this GPU's SM (in the layout it was tuned in) plus points b
 calls NAME_auto with 16-byte aligned operands in every layout (row-major or transposed A and B;
 B = W.t() is torch.nn.Linear's), and shapes off the grid (N or K not divisible by 16, odd M);
 the launched cubin must be NAME_a<algo>_s<spec>_sm<target> with algo = the table's choice for
-the call's hint class (triton_aot.tuning.lookup, the reference of the C lookup) and spec the
-most specific variant that has that algo and whose hints the call has (triton_aot.call_hints):
+the call's hint class (triton_aot.contract.tuning_table.lookup, the reference of the C lookup) and spec the
+most specific variant that has that algo and whose hints the call has (triton_aot.tuning.call_hints):
 with K % 16 != 0 that is still a variant with aligned pointers and unit strides, never the
 generic one.
 
@@ -35,7 +35,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from triton_aot import call_hints, record_reader, tuning  # noqa: E402
+from triton_aot.contract import hint_patterns  # noqa: E402
+from triton_aot.contract import record_reader, tuning_table as tuning  # noqa: E402
 
 EXIT_FAILED, EXIT_SETUP, EXIT_SKIPPED = 1, 2, 77
 
@@ -193,7 +194,7 @@ def main(argv: list[str]) -> int:
         records = [record_reader.read_json(f.read_text())
                    for f in sorted((pack / "records").glob("*.json"))]
         records = [r for r in records if r.symbol.startswith(f"{name}_a")]
-        symbol_of = {(r.algo_index, call_hints.of_record(r), r.target.arch): r.symbol
+        symbol_of = {(r.algo_index, hint_patterns.of_record(r), r.target.arch): r.symbol
                      for r in records}
         generic = {r.symbol for r in records if not r.hint_conditions}
         # the default algo: what the library answers for an SM no table has
@@ -217,13 +218,13 @@ def main(argv: list[str]) -> int:
         # keep the operands affordable: every shape's A, B and C fit in 1.5 GiB
         shapes = [s for s in points + between if 2 * (s[0] * s[2] + s[2] * s[1] + s[0] * s[1])
                   <= 1.5 * 2 ** 30]
-        order = call_hints.dispatch_order({call_hints.of_record(r) for r in records},
+        order = hint_patterns.dispatch_order({hint_patterns.of_record(r) for r in records},
                                           records[0].c_args)
         for M, N, K, layout in shapes:
             a, b, c = operands(2 * M * K, 2 * K * N, 2 * M * N)
             args = (a, b, c, M, N, K, *strides(layout, M, N, K), N, 1)
-            jit = call_hints.of_call(records[0], args)
-            want_algo = tuning.lookup(table, sm, (M, N, K), default, call_hints.spelling(jit))
+            jit = hint_patterns.of_call(records[0], args)
+            want_algo = tuning.lookup(table, sm, (M, N, K), default, hint_patterns.spelling(jit))
             # the most specific variant whose hints the call has and that has the algo
             spec = next((h for h in order if set(h) <= set(jit)
                          and (want_algo, h, target) in symbol_of), None)

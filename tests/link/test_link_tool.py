@@ -1,4 +1,4 @@
-"""python -m triton_aot.link: grouping, ordering, validation errors, determinism."""
+"""python -m triton_aot.emit_c.link: grouping, ordering, validation errors, determinism."""
 
 from __future__ import annotations
 

@@ -34,13 +34,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from triton_aot import abi, c_variant
-from triton_aot import compile as tool
-from triton_aot import grid as G
-from triton_aot import binding as B
-from triton_aot import signature as S
-from triton_aot.errors import UserError
-from triton_aot.variant import Target
+from triton_aot.core import abi
+from triton_aot.emit_c import c_variant
+from triton_aot.compile import compile as tool
+from triton_aot.core import grid as G
+from triton_aot.core import binding as B
+from triton_aot.core import signature as S
+from triton_aot.core.errors import UserError
+from triton_aot.contract.variant import Target
 
 RUNTIME_DIR = Path(__file__).resolve().parent.parent.parent / "runtime"  # trt_runtime.h
 
