@@ -5,8 +5,8 @@ op and the attribute, and the modules it writes for every accepted declaration, 
 import pytest
 
 from triton_aot.contract import library
-from triton_aot.torch import torch_ops as gen
 from triton_aot.core.errors import UserError
+from triton_aot.torch import torch_ops as gen
 
 
 # --- the generator's own refusals (no Bazel): each names the op and what to write ------------
@@ -166,3 +166,15 @@ def test_op_binds_parameters_by_their_kernel_names(tmp_path):
     assert [b.param.name for b in op.bindings] == ["x_ptr", "CU_SEQLENS", "int"]
     gen.render_cc("ns", "//k:ops", [op])
     gen.check_python(gen.render_py("ns", "//k:ops", "libops.so", [op]), "libops.so")
+
+
+def test_library_description_of_another_format(tmp_path):
+    """The generator reads a library only through its description; anything else is one line."""
+    (tmp_path / "k.library.json").write_text('{"format": "rules_triton.variant.v2"}')
+    with pytest.raises(UserError) as info:
+        gen.build_op("o", {"args": ["x"]}, {"description": str(tmp_path / "k.library.json"),
+                                            "include": "k.h"})
+    assert info.value.message == (
+        f"{tmp_path / 'k.library.json'}: format 'rules_triton.variant.v2' is not "
+        "'rules_triton.library.v1': not a library description of this rules_triton (rebuild "
+        "the library)")

@@ -338,7 +338,6 @@ class VariantRecord:
             "kernel_file": self.kernel_file,
             "target": self.target.to_dict(),
             "algo_index": self.algo_index,
-            "specialization_index": self.specialization_index,
             "args": [a.to_dict() for a in self.args],
             "constexprs": self.constexprs,  # derived from args, for readers of the JSON
             "num_warps": self.launch.num_warps,
@@ -380,6 +379,8 @@ class VariantRecord:
                                 "num_ctas": a.num_ctas, "maxnreg": a.maxnreg}
         if self.reset_to_zero:
             d["reset_to_zero"] = [r.to_dict() for r in self.reset_to_zero]
+        if self.specialization_index is not None:  # the rule's records; not the tools' own
+            d["specialization_index"] = self.specialization_index
         return d
 
     def to_json(self) -> str:
