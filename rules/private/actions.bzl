@@ -89,9 +89,9 @@ def run_triton_tool(
         arguments = ["-B", "-s", "-m", "triton_aot." + module, args],
         inputs = inputs,
         # As tools (not plain inputs): a worker key hashes them, so a change to the tools
-        # restarts persistent workers. The compile stage's tools get only the stages they
-        # import: an edit to the tuning or torch stage re-runs none of their actions.
-        tools = toolchain.compile_tool_inputs if module.startswith("compile.") else toolchain.tool_inputs,
+        # restarts persistent workers. Only the tool's stage and the stages it imports: an edit
+        # to the tuning or torch stage re-runs no compile.
+        tools = toolchain.stage_tool_inputs[module.split(".")[0]],
         outputs = outputs,
         mnemonic = mnemonic,
         progress_message = progress_message,

@@ -46,7 +46,7 @@ def _triton_toolchain_impl(ctx):
 
     # A stage's py_library: its sources, the stages it depends on, their data (the templates).
     tool = ctx.attr.tool[DefaultInfo].default_runfiles.files
-    compile_tool = ctx.attr.compile_tool[DefaultInfo].default_runfiles.files
+    stages = {stage.label.name: stage[DefaultInfo].default_runfiles.files for stage in ctx.attr.stages}
     init_files = [f for f in tool.to_list() if f.basename == "__init__.py" and f.dirname.endswith("triton_aot")]
     if len(init_files) != 1:
         fail("triton_toolchain: 'tool' must provide exactly one triton_aot/__init__.py")
@@ -86,7 +86,10 @@ def _triton_toolchain_impl(ctx):
                 interpreter = interpreter,
                 interpreter_path = interpreter_path,
                 tool_inputs = depset(direct, transitive = [tool] + shared),
-                compile_tool_inputs = depset(direct, transitive = [compile_tool] + shared),
+                stage_tool_inputs = {
+                    name: depset(direct, transitive = [files] + shared)
+                    for name, files in stages.items()
+                },
                 python_path = python_path,
                 cuda_headers = _check_cuda_headers(ctx, ctx.attr.cuda_headers),
                 fingerprint = ctx.file.fingerprint,
@@ -133,12 +136,18 @@ Three ways to provide triton:
             doc = "The triton_aot package, every stage (compile, link, torch-op and tuning " +
                   "tools). Built for the exec platform.",
         ),
-        "compile_tool": attr.label(
-            default = Label("//triton_aot/compile"),
+        "stages": attr.label_list(
+            default = [
+                Label("//triton_aot/compile"),
+                Label("//triton_aot/emit_c"),
+                Label("//triton_aot/torch"),
+                Label("//triton_aot/tuning"),
+            ],
             cfg = "exec",
-            doc = "The compile stage of `tool` (with the stages it imports): the only tool " +
-                  "sources of the compile actions, so that editing the other stages re-runs " +
-                  "none. Built for the exec platform.",
+            doc = "The stages of `tool` whose tools the rules run, each a py_library named " +
+                  "after its stage (docs/design.md, \"Stages\"): an action takes only its " +
+                  "tool's stage and the stages it imports, so that editing another stage " +
+                  "re-runs none of its actions. Built for the exec platform.",
         ),
         "templates": attr.label(
             default = Label("//templates"),

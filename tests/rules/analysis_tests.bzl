@@ -65,14 +65,14 @@ def _actions_test_impl(ctx):
         asserts.equals(env, _flag_values(algo0, flag), _flag_values(check, flag), "the import check's --" + flag)
 
     # The compile stage's actions take only the stages the compile tool imports: an edit to
-    # triton_aot/tuning/ or triton_aot/torch/ re-runs none of them. The link takes emit_c.
+    # triton_aot/tuning/ or triton_aot/torch/ re-runs none of them.
     for action in _compile_actions(env) + [check] + _actions(env, "TritonSass"):
         stages = _tool_stages(action)
         asserts.true(env, "compile" in stages, "the compile stage is an input of " + action.mnemonic)
         for stage in ("tuning", "torch"):
             asserts.false(env, stage in stages, "triton_aot/" + stage + " is no input of " + action.mnemonic)
     link = _actions(env, "TritonLink")[0]
-    asserts.true(env, "emit_c" in _tool_stages(link), "the link tool is an input")
+    asserts.equals(env, ["contract", "core", "emit_c"], sorted(_tool_stages(link).keys()), "the link takes its stage and the ones it imports")
 
     # The library's one C file; the runtime is compiled once, by //runtime, not per library.
     asserts.equals(env, 1, counts.get("CppCompile", 0), "one translation unit per library")
