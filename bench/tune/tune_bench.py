@@ -294,13 +294,13 @@ class RmsNorm:
 def algos_of_pattern(pack: Path, name: str) -> dict[str, set[int]]:
     """The algos each hint pattern (call_hints spelling) of the packed library has a variant
     of: a pruned library compiles only some algos in a pattern."""
-    from triton_aot.contract import hint_patterns, record_reader
+    from triton_aot.contract import hint_patterns, library
+    meta = json.loads((pack / "pack.json").read_text())
+    description = library.read_library(pack / meta["library"])
     out: dict[str, set[int]] = {}
-    for f in (pack / "records").glob("*.json"):
-        rec = record_reader.read_json(f.read_text(encoding="utf-8"))
-        if rec.symbol.startswith(f"{name}_a"):
-            out.setdefault(hint_patterns.spelling(hint_patterns.of_record(rec)), set()).add(
-                rec.algo_index)
+    for v in description.variants:
+        pattern = description.specializations[v.specialization]
+        out.setdefault(hint_patterns.spelling(pattern), set()).add(v.algo)
     return out
 
 
@@ -481,7 +481,7 @@ class Library:
         self.auto_algo.argtypes = [ctypes.c_int] + p.lib.fn.argtypes[1:-1]
         self.configs = jit_configs(triton, self.kind, p.records)
         self.kernel = jit_kernel(triton, self.kind, self.configs)
-        self.variant_hints = tune.pack_hint_patterns(pack, p.name)
+        self.variant_hints = tune.pack_hint_patterns(p)
         self.algos_of_pattern = algos_of_pattern(pack, p.name)
         self.ref_record = next(iter(p.records.values()))
         major, minor = torch.cuda.get_device_capability()
@@ -909,11 +909,13 @@ def verdict_line(summary: dict) -> str:
 def load_plans(packs: list[Path], args) -> tuple[dict, dict]:
     """{pack: entries} and {library: leak check}; with no packs (--dry-run), the repository's
     inputs files for every kind."""
+    from triton_aot.contract import library
     from triton_aot.tuning import call_hints
     sources = []
     for pack in packs:
         meta = json.loads((pack / "pack.json").read_text())
-        sources.append((pack, meta["library"], call_hints.load_inputs(pack / meta["inputs"])))
+        name = library.read_library(pack / meta["library"]).name
+        sources.append((pack, name, call_hints.load_inputs(pack / meta["inputs"])))
     if not packs:
         for name, inputs in (("matmul_tuned", "matmul_tuning.py"),
                              ("rmsnorm_tuned", "rmsnorm_tuning.py")):
@@ -982,7 +984,6 @@ def main(argv=None) -> int:
     import torch
     import triton
     from triton_aot.tuning import tune
-    from triton_aot.tuning import seed
 
     # The persistent TMA algos make their tensor descriptors on the device, in global scratch
     # that the JIT's launcher asks this allocator for (the library's runtime provides its own).
@@ -1002,9 +1003,8 @@ def main(argv=None) -> int:
     for i, (pack, entries) in enumerate(plans.items()):
         deadline = t0 + args.budget_s * (i + 1) / len(plans)
         bench_library(pack, entries, torch, triton, args, res, deadline, t0)
-        meta = json.loads((pack / "pack.json").read_text())
-        res["algos"][meta["library"]] = [a.info for a in seed.empty_table(
-            meta["library"], meta["key"], tune.open_pack(pack).records).algos]
+        p = tune.open_pack(pack)
+        res["algos"][p.name] = [a.info for a in p.description.algos]
     res["seconds"] = round(time.monotonic() - t0, 1)
     res["jit_cache_warmup_seconds"] = warm_s and round(warm_s, 1)
     res["summary"] = summarize(res["rows"], res["direct"])

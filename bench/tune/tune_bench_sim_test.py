@@ -217,12 +217,14 @@ def simulate(tmp: Path) -> dict:
             fn=fn, infos=[str(a) for a in algos],
             auto=lambda stream, *cargs: fn(stream, *cargs, auto_algo(90, *cargs)),
             lib=types.SimpleNamespace(**{f"{name}_auto_algo": auto_algo}))
-        return tune.Pack(tmp / name, {"so": "lib.so"}, name, tuple(inputs.KEY), recs, inputs, lib)
+        # no description: pack_hint_patterns, its one reader here, is replaced below
+        return tune.Pack(tmp / name, {"so": "lib.so"}, name, tuple(inputs.KEY), recs, inputs, lib,
+                         None)
 
     packs = {"matmul_tuned": fake_pack("matmul_tuned", MATMUL_INPUTS),
              "rmsnorm_tuned": fake_pack("rmsnorm_tuned", RMSNORM_INPUTS)}
     tune.open_pack = lambda pack: packs[Path(pack).name]
-    tune.pack_hint_patterns = lambda pack, name: [()]
+    tune.pack_hint_patterns = lambda pack: [()]
 
     class EveryAlgo:  # a library with every algo in every pattern (nothing pruned)
         def __init__(self, name):

@@ -12,8 +12,8 @@ import textwrap
 
 import harness
 from harness import arg, constexpr, variant
-from triton_aot.contract import tuning_table as tuning
 from triton_aot.contract import record_reader
+from triton_aot.contract import tuning_table as tuning
 from triton_aot.tuning import seed
 
 
@@ -88,9 +88,12 @@ def run_tune(tmp_path, fake_dir, inputs=INPUTS, device=None, flags=()):
     (the process, the table it wrote). `device`: a device of the existing table besides an
     A100's."""
     metas = tune_variants()
-    lib = harness.build(tmp_path / "lib", "mm", metas, link_flags=("--tuning_key=M,N,K",))
+    description = tmp_path / "lib" / "mm.library.json"
+    lib = harness.build(tmp_path / "lib", "mm", metas,
+                        link_flags=("--tuning_key=M,N,K", f"--out_library={description}"))
     pack = tmp_path / "pack"
     (pack / "records").mkdir(parents=True)
+    (pack / "library.json").write_bytes(description.read_bytes())
     for m in metas:
         (pack / "records" / f"{m['symbol']}.json").write_text(json.dumps(m))
     (pack / "libmm.so").write_bytes(lib.so.read_bytes())
@@ -103,8 +106,7 @@ def run_tune(tmp_path, fake_dir, inputs=INPUTS, device=None, flags=()):
     (pack / "table.json").write_text(old.to_json())
     out = tmp_path / "mm.tuning.json"
     (pack / "pack.json").write_text(json.dumps({
-        "library": "mm", "key": ["M", "N", "K"], "so": "libmm.so", "inputs": "inputs.py",
-        "table": str(out)}))
+        "library": "library.json", "so": "libmm.so", "inputs": "inputs.py", "table": str(out)}))
     (tmp_path / "stub" / "torch").mkdir(parents=True)
     (tmp_path / "stub" / "torch" / "__init__.py").write_text(STUB_TORCH)
     env = {"PYTHONPATH": f"{tmp_path / 'stub'}:{harness.REPO_ROOT}",

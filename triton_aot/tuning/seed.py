@@ -12,6 +12,8 @@ from typing import Any, Iterable, Sequence
 
 from absl import flags
 
+from triton_aot.contract import record_reader
+from triton_aot.contract.library import Library, read_library
 from triton_aot.contract.tuning_table import (Device, Point, Table, TableError, TunedAlgo,
                                               read_table, record_fingerprint, winner_of)
 from triton_aot.core import cli
@@ -73,29 +75,26 @@ def empty_table(name: str, key: Sequence[str], records_by_algo: dict[int, Any]) 
         TunedAlgo(i, r.algo_info(), record_fingerprint(r)) for i, r in sorted(records_by_algo.items())))
 
 
-def records_by_algo(paths: Iterable[str | Path], name: str | None = None) -> dict[int, Any]:
-    """One variant record per algo index, from a library's metadata files (the `metadata`
-    output group); `name`: only the records whose symbol starts with `name`_a."""
-    from triton_aot.contract import record_reader
+def records_by_algo(description: Library, records: Path) -> dict[int, Any]:
+    """One variant record per algo index: of the variants the library description names, from
+    the folder of the library's records (its `metadata` output group, searched recursively)."""
+    by_symbol = {p.stem: p for p in sorted(records.rglob("*.json"))}
     out: dict[int, Any] = {}
-    for p in sorted(map(Path, paths)):
-        rec = record_reader.read_json(p.read_text(encoding="utf-8"))
-        if name is not None and not rec.symbol.startswith(f"{name}_a"):
+    for v in description.variants:
+        if v.algo in out:
             continue
-        if rec.algo_index is None:
-            raise TableError(f"{p}: the record has no algo_index")
-        out.setdefault(rec.algo_index, rec)
-    if not out:
-        raise TableError("no variant records" + (f" of library {name}" if name else ""))
-    if sorted(out) != list(range(len(out))):
-        raise TableError(f"algo indices {sorted(out)} are not 0..N-1")
+        path = by_symbol.get(v.symbol)
+        if path is None:
+            raise TableError(f"{records}: no record {v.symbol}.json of library {description.name}")
+        out[v.algo] = record_reader.read_json(path.read_text(encoding="utf-8"))
     return out
 
 
 def _define_flags(fv: flags.FlagValues) -> None:
-    flags.DEFINE_string("name", None, "The library's C name (c_name).", flag_values=fv)
-    flags.DEFINE_string("key", None, "Comma-separated key argument names, e.g. M,N,K.",
-                        flag_values=fv)
+    flags.DEFINE_string("library", None, "The library's description (NAME.library.json, its "
+                        "`library_description` output group).", flag_values=fv)
+    flags.DEFINE_string("key", None, "Comma-separated key argument names, e.g. M,N,K "
+                        "(default: the library's tuning_key).", flag_values=fv)
     flags.DEFINE_string("records", None, "Folder of the library's variant records.",
                         flag_values=fv)
     flags.DEFINE_string("out", None, "The table to write (read first when it exists).",
@@ -112,7 +111,7 @@ def _run(fv: flags.FlagValues, rest: list[str]) -> None:
     if len(rest) != 1 or rest[0] not in ("new", "seed"):
         raise UserError("give one command: new (an empty table) or seed (a device from "
                         "Triton's autotune cache files)")
-    cli.require(fv, "name", "key", "records", "out")
+    cli.require(fv, "library", "records", "out")
     try:
         table = _new_or_seed(fv, rest[0])
     except (TableError, OSError) as e:
@@ -122,8 +121,15 @@ def _run(fv: flags.FlagValues, rest: list[str]) -> None:
 
 
 def _new_or_seed(fv: flags.FlagValues, command: str) -> Table:
-    recs = records_by_algo(Path(fv.records).rglob("*.json"), fv.name)
-    fresh = empty_table(fv.name, fv.key.split(","), recs)
+    description = read_library(fv.library)
+    if fv.key:
+        key = fv.key.split(",")
+    elif description.tuning is not None:
+        key = list(description.tuning.key)
+    else:
+        raise TableError(f"--key: {fv.library} has no tuning_key; give the key arguments")
+    recs = records_by_algo(description, Path(fv.records))
+    fresh = empty_table(description.name, key, recs)
     out = Path(fv.out)
     table = fresh
     if out.exists():
@@ -149,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     metadata (its `metadata` output group)."""
     return cli.main(cli.Tool(
         module="triton_aot.tuning.seed",
-        usage="python3 -m triton_aot.tuning.seed new|seed --name=C_NAME --key=M,N,K --records=DIR "
+        usage="python3 -m triton_aot.tuning.seed new|seed --library=NAME.library.json --records=DIR "
               "--out=T.json [--cache=PATH ... --device_name=NAME --sm=SM]",
         define_flags=_define_flags, run=_run, positional=True), argv)
 

@@ -9,11 +9,12 @@ on the build machine (no Bazel here; python3 + torch + absl-py + the driver):
 (the command-line convention of every triton_aot tool, triton_aot.core.cli: absl flags, one `error:`
 line and exit code 1 on failure; the GPU machine's python3 needs absl-py besides torch).
 
-The folder holds pack.json (library name, key, where the table lives in the repository), the
-library as a shared object with its C API (ctypes: NAME(stream, args..., algo_id),
-NAME_get_num_algos, NAME_get_algo_info), its variant records (for the algo fingerprints), the
-current table and the user's inputs file (`tuning_inputs`: KEY, SHAPES, DTYPES, make_args,
-optionally check).
+The folder holds pack.json (where the pack's files are, where the table lives in the
+repository), the library's description (library.json, triton_aot.contract.library: its C API,
+algos with their fingerprints, hint patterns and tuning key), the library as a shared object
+(ctypes: NAME(stream, args..., algo_id), NAME_get_num_algos, NAME_get_algo_info), the variant
+records the description names (the C arguments a call's hints are read from), the current table
+and the user's inputs file (`tuning_inputs`: KEY, SHAPES, DTYPES, make_args, optionally check).
 
 For each shape it makes the arguments once, then for each algo: one launch (loads the module;
 a failing launch is recorded as "failed: <CUresult name>", or "exceeds resources" for
@@ -46,11 +47,11 @@ from typing import Any
 
 from absl import flags
 
-from triton_aot.contract import hint_patterns
-from triton_aot.tuning import call_hints, seed
-from triton_aot.core import cli
+from triton_aot.contract import hint_patterns, library, record_reader
 from triton_aot.contract import tuning_table as tuning
+from triton_aot.core import cli
 from triton_aot.core.errors import UserError
+from triton_aot.tuning import call_hints
 
 CUDA_ERROR_NOT_SUPPORTED = 801
 CUDA_ERROR_OUT_OF_RESOURCES = 701
@@ -69,13 +70,13 @@ def log(msg: str) -> None:
 
 
 class Library:
-    """A kernel library's C API through ctypes."""
+    """A kernel library's C API through ctypes, typed by its library description."""
 
-    def __init__(self, so: Path, name: str, record):
+    def __init__(self, so: Path, description: library.Library):
         self.lib = ctypes.CDLL(str(so))
-        self.name = name
-        argtypes = [ctypes.c_void_p] + [_CTYPES[a.c_type.ctype] if not a.is_pointer
-                                        else ctypes.c_uint64 for a in record.c_args]
+        self.name = name = description.name
+        argtypes = [ctypes.c_void_p] + [_CTYPES[p.c_type]
+                                        for p in description.function("default").params[1:]]
         self.fn = getattr(self.lib, name)
         self.fn.argtypes = argtypes + [ctypes.c_int]
         self.fn.restype = ctypes.c_int
@@ -91,15 +92,17 @@ class Library:
 
 @dataclass(frozen=True)
 class Pack:
-    """A folder `tools/tune` packed: the library through ctypes, its records by algo and the
-    user's inputs file (the tuning command, the benchmark and the GPU checks all start here)."""
+    """A folder `tools/tune` packed: the library through ctypes, its description, one variant
+    record per algo and the user's inputs file (the tuning command, the benchmark and the GPU
+    checks all start here)."""
     dir: Path
     meta: dict
     name: str
     key: tuple[str, ...]
-    records: dict
+    records: dict  # algo index -> a variant record of that algo (its C arguments and hints)
     inputs: Any
     lib: Library
+    description: library.Library
 
     def dtype(self, torch):
         return getattr(torch, self.inputs.DTYPES[self.name])
@@ -107,25 +110,33 @@ class Pack:
 
 def open_pack(pack: Path) -> Pack:
     meta = json.loads((pack / "pack.json").read_text())
-    name = meta["library"]
-    recs = seed.records_by_algo((pack / "records").glob("*.json"), name)
+    description = library.read_library(pack / meta["library"])
+    if description.tuning is None:
+        raise UserError(f"{pack / meta['library']}: the library has no tuning_key; rerun "
+                        "tools/tune on a library that sets it")
+    name = description.name
+    recs: dict = {}
+    for v in description.variants:
+        if v.algo not in recs:
+            recs[v.algo] = record_reader.read_json(
+                (pack / "records" / f"{v.symbol}.json").read_text(encoding="utf-8"))
     inputs = call_hints.load_inputs(pack / meta["inputs"])
     if name not in inputs.DTYPES:
         raise SystemExit(f"error: {meta['inputs']}: DTYPES has no entry for {name}")
-    lib = Library(pack / meta["so"], name, next(iter(recs.values())))
-    return Pack(pack, meta, name, tuple(meta["key"]), recs, inputs, lib)
+    lib = Library(pack / meta["so"], description)
+    return Pack(pack, meta, name, description.tuning.key, recs, inputs, lib, description)
 
 
-def pack_hint_patterns(pack: Path, name: str) -> list[hint_patterns.Hints]:
+def pack_hint_patterns(p: Pack) -> list[hint_patterns.Hints]:
     """The hint patterns the packed library has variants for, in the order they are tried."""
-    from triton_aot.contract import record_reader
-    out, args = set(), ()
-    for f in (pack / "records").glob("*.json"):
-        rec = record_reader.read_json(f.read_text(encoding="utf-8"))
-        if rec.symbol.startswith(f"{name}_a"):
-            out.add(hint_patterns.of_record(rec))
-            args = rec.c_args
-    return hint_patterns.dispatch_order(out | {()}, args)
+    return hint_patterns.dispatch_order(set(p.description.specializations) | {()},
+                                        next(iter(p.records.values())).c_args)
+
+
+def fresh_table(p: Pack) -> tuning.Table:
+    """A table of the packed library's algos with no device yet."""
+    return tuning.Table(p.name, p.key, tuple(tuning.TunedAlgo(a.index, a.info, a.fingerprint)
+                                             for a in p.description.algos))
 
 
 def c_values(args: list) -> list:
@@ -258,14 +269,14 @@ def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
     p = open_pack(pack)
     meta, name, key, recs, inputs, lib = p.meta, p.name, p.key, p.records, p.inputs, p.lib
     ref = next(iter(recs.values()))
-    variant_hints = pack_hint_patterns(pack, name)
-    fresh = seed.empty_table(name, key, recs)
+    variant_hints = pack_hint_patterns(p)
+    fresh = fresh_table(p)
     if tuple(inputs.KEY) != key:
         raise SystemExit(f"error: {meta['inputs']}: KEY is {inputs.KEY} but the library's "
                          f"tuning_key is {key}")
     dtype = p.dtype(torch)
     if lib.infos != [a.info for a in fresh.algos]:
-        raise SystemExit("error: the packed library and its records disagree; rerun tools/tune")
+        raise SystemExit("error: the packed library and its description disagree; rerun tools/tune")
     driver = Driver()
     dev = torch.cuda.current_device()
     props = torch.cuda.get_device_properties(dev)
