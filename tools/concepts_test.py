@@ -18,10 +18,10 @@ REPO = Path(os.path.abspath(__file__)).parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 
 import gen_concepts  # noqa: E402
-from triton_aot.core import launch_options, targets  # noqa: E402
 from triton_aot.compile import triton_adapter  # noqa: E402
-from triton_aot.core.errors import UserError  # noqa: E402
 from triton_aot.contract.variant import Target  # noqa: E402
+from triton_aot.core import launch_options, targets  # noqa: E402
+from triton_aot.core.errors import UserError  # noqa: E402
 
 
 def test_generated_copies_are_current():

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from triton_aot.compile.compile import run_command_line
-from triton_aot.core.errors import UserError
 from triton_aot.core.binding import ParamInfo, bind, with_values
+from triton_aot.core.errors import UserError
 from triton_aot.core.signature import ConstValue, parse_constexprs, parse_hints, parse_signature
 
 KERNELS = Path(__file__).resolve().parent / "kernels"

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from triton_aot.core.binding import ParamInfo, bind
 from triton_aot.core.errors import UserError
 from triton_aot.core.grid import MAX_DEPTH, parse_grid, parse_launch_args
-from triton_aot.core.binding import ParamInfo, bind
 from triton_aot.core.signature import parse_constexprs, parse_signature
 
 RUNTIME_DIR = Path(__file__).resolve().parent.parent.parent / "runtime"  # trt_runtime.h

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import triton_aot
-from triton_aot.core.errors import UserError
 from triton_aot.compile import triton_adapter
+from triton_aot.core.errors import UserError
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
 REPO = Path(triton_aot.__file__).resolve().parent.parent

@@ -32,9 +32,9 @@ REPO_ROOT = HERE.parent.parent  # for PYTHONPATH of the link tool subprocess
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from triton_aot.contract import record_reader, variant as record_mod  # noqa: E402
 from triton_aot.core import abi  # noqa: E402
 from triton_aot.emit_c import c_variant  # noqa: E402
-from triton_aot.contract import record_reader, variant as record_mod  # noqa: E402
 
 RUNTIME_DIR = REPO_ROOT / "runtime"  # trt_runtime.c/.h: compiled into every library
 

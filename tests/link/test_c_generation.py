@@ -12,10 +12,10 @@ import pytest
 
 import harness
 from harness import arg, constexpr, variant
-from triton_aot.emit_c import c_render
 from triton_aot.core import c_syntax
 from triton_aot.core.c_syntax import CCode
 from triton_aot.core.errors import UserError
+from triton_aot.emit_c import c_render
 
 
 # ---- template rendering (string.Template over checked values) -----------------------------

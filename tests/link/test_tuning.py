@@ -13,9 +13,9 @@ from hypothesis import given, settings, strategies as st
 
 import harness
 from harness import arg, constexpr, variant
+from triton_aot.contract import record_reader
 from triton_aot.contract import tuning_table as tuning
 from triton_aot.tuning import seed, tuning_reach
-from triton_aot.contract import record_reader
 
 BLOCKS = (16, 32, 64)
 

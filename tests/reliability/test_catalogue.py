@@ -28,8 +28,8 @@ import catalogue  # noqa: E402
 import update_catalogue  # noqa: E402
 
 import triton_aot  # noqa: E402
-from triton_aot.core import abi  # noqa: E402
 from triton_aot.contract import variant  # noqa: E402
+from triton_aot.core import abi  # noqa: E402
 
 REPO = Path(triton_aot.__file__).resolve().parent.parent
 # The catalogue's tools, by the module that runs them.

@@ -25,12 +25,12 @@ from pathlib import Path
 
 import pytest
 
-from triton_aot.core import abi
 from triton_aot.contract import record_reader, variant
-from triton_aot.core import grid as G
-from triton_aot.emit_c import link
+from triton_aot.core import abi
 from triton_aot.core import binding as B
+from triton_aot.core import grid as G
 from triton_aot.core import signature as S
+from triton_aot.emit_c import link
 
 HERE = Path(__file__).absolute().parent
 FAKE_SRC = HERE.parent / "fake_cuda"

@@ -23,8 +23,8 @@ from typing import Any, Optional, Sequence
 
 from absl import flags
 
-from triton_aot.core import cli
 from triton_aot.compile import environment
+from triton_aot.core import cli
 from triton_aot.core.atomic_write import write_atomic
 from triton_aot.core.build_terms import in_build_terms
 from triton_aot.core.errors import UserError

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Optional, Sequence, TextIO
 
 from absl import flags
 
-from triton_aot.core import abi, cli
 from triton_aot.compile import environment
+from triton_aot.contract.variant import (Arg, AutotuneRecord, LaunchConfig, ResetRegion, Target,
+                                         VariantRecord)
+from triton_aot.core import abi, cli
 from triton_aot.core.atomic_write import write_atomic
 from triton_aot.core.build_terms import in_build_terms
 from triton_aot.core.errors import UserError, flag_error
 from triton_aot.core.signature import is_tensordesc
-from triton_aot.contract.variant import (Arg, AutotuneRecord, LaunchConfig, ResetRegion, Target,
-                                VariantRecord)
 
 if TYPE_CHECKING:
     from triton_aot.compile.triton_adapter import CompiledVariant

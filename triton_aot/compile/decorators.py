@@ -26,10 +26,10 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from triton_aot.core.errors import UserError
-from triton_aot.core.binding import BoundSignature, NONE_VALUE
-from triton_aot.core.signature import ConstValue, TL_DTYPES, parse_value
 from triton_aot.compile.triton_adapter import python_value
+from triton_aot.core.binding import BoundSignature, NONE_VALUE
+from triton_aot.core.errors import UserError
+from triton_aot.core.signature import ConstValue, TL_DTYPES, parse_value
 
 # Launch options a triton.Config carries besides its kwargs (all of triton 3.5 to 3.9's
 # Config.__init__ except pre_hook and ir_override, which have no build-time meaning), and that a

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from triton_aot.compile.wrappers import unwrap
+from triton_aot.core.binding import ParamInfo
 from triton_aot.core.build_terms import FLAG_ATTRIBUTES
 from triton_aot.core.errors import UserError
-from triton_aot.core.binding import ParamInfo
-from triton_aot.compile.wrappers import unwrap
 
 
 @dataclass(frozen=True)

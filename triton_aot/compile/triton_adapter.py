@@ -28,13 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from triton_aot.core import targets
 from triton_aot.compile.disasm import disassemble
-from triton_aot.core.errors import UserError, flag_error
 from triton_aot.compile.kernel_loader import LoadedKernel
-from triton_aot.core.binding import BoundSignature
-from triton_aot.core.signature import ConstValue
 from triton_aot.contract.variant import MAXNREG_MAX, MAXNREG_MIN, Target, TmaInfo
+from triton_aot.core import targets
+from triton_aot.core.binding import BoundSignature
+from triton_aot.core.errors import UserError, flag_error
+from triton_aot.core.signature import ConstValue
 
 # --------------------------------------------------------------------------- target/options
 

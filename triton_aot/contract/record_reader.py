@@ -14,14 +14,14 @@ import json
 import re
 from typing import Any
 
+from triton_aot.contract.variant import (FORMAT, HIP_ARCH, MAXNREG_MAX, MAXNREG_MIN, TMA_DATA_TYPES,
+                                         TMA_ELEM_SIZES, TMA_MAX_BOX, TMA_SWIZZLES, Arg, AutotuneRecord,
+                                         LaunchConfig, RecordError, ResetRegion, Target, TmaInfo,
+                                         VariantRecord)
 from triton_aot.core import abi, c_syntax, signature
 from triton_aot.core.errors import UserError
 from triton_aot.core.reset_to_zero import COUNTS_TEXT, EXTENT_COUNTS
 from triton_aot.core.triton_types import INT_TYPES
-from triton_aot.contract.variant import (FORMAT, HIP_ARCH, MAXNREG_MAX, MAXNREG_MIN, TMA_DATA_TYPES,
-                                TMA_ELEM_SIZES, TMA_MAX_BOX, TMA_SWIZZLES, Arg, AutotuneRecord,
-                                LaunchConfig, RecordError, ResetRegion, Target, TmaInfo,
-                                VariantRecord)
 
 
 def read_json(text: str) -> VariantRecord:

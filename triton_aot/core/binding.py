@@ -12,8 +12,8 @@ from typing import Collection, Mapping, Sequence, Union
 
 from triton_aot.core.errors import UserError
 from triton_aot.core.signature import (SCALAR_TYPES, ConstValue, NameEntry, SigEntry, TypedEntry,
-                                  ValueEntry, check_hint, is_tensordesc, parse_tensordesc,
-                                  tensordesc_c_names, type_list)
+                                       ValueEntry, check_hint, is_tensordesc, parse_tensordesc,
+                                       tensordesc_c_names, type_list)
 
 
 @dataclass(frozen=True)

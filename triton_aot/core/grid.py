@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from typing import Sequence, Union
 
 from triton_aot.core import abi
+from triton_aot.core.binding import BoundSignature
 from triton_aot.core.errors import UserError
 from triton_aot.core.reset_to_zero import EXTENT_COUNTS, FORMS_TEXT, Region
-from triton_aot.core.binding import BoundSignature
 from triton_aot.core.signature import is_tensordesc, parse_tensordesc, tensordesc_c_names
 from triton_aot.core.triton_types import INT_TYPES
 

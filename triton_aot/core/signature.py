@@ -31,8 +31,8 @@ from typing import Union
 from triton_aot.core.errors import UserError
 # The type tables are triton_types.py's; parsers and callers read them through here too.
 from triton_aot.core.triton_types import (FP8_TYPES, INT_TYPES, SCALAR_TYPES,  # noqa: F401
-                                     TENSORDESC_DTYPES, TENSORDESC_MAX_NUMEL,
-                                     TENSORDESC_MAX_RANK, TL_DTYPES, TYPE_ALIASES)
+                                          TENSORDESC_DTYPES, TENSORDESC_MAX_NUMEL,
+                                          TENSORDESC_MAX_RANK, TL_DTYPES, TYPE_ALIASES)
 
 VALID_HINTS = (1, 16)
 

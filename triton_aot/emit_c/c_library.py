@@ -8,16 +8,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from triton_aot.emit_c import c_parts
-from triton_aot.core import c_syntax
+from triton_aot.contract import hint_patterns, library, tuning_table
 from triton_aot.contract import tuning_table as tuning
-from triton_aot.emit_c.c_parts import Image
-from triton_aot.emit_c.c_render import Templates
+from triton_aot.contract.variant import VariantRecord
+from triton_aot.core import c_syntax
 from triton_aot.core.c_syntax import CCode
 from triton_aot.core.errors import UserError
 from triton_aot.core.targets import arch_name
-from triton_aot.contract import hint_patterns, library, tuning_table
-from triton_aot.contract.variant import VariantRecord
+from triton_aot.emit_c import c_parts
+from triton_aot.emit_c.c_parts import Image
+from triton_aot.emit_c.c_render import Templates
 
 STATIC = CCode("static ")
 

@@ -8,13 +8,13 @@ import hashlib
 from dataclasses import dataclass
 from typing import Sequence
 
+from triton_aot.contract.variant import Arg, VariantRecord
 from triton_aot.core import abi, c_syntax
-from triton_aot.emit_c.c_render import Templates
 from triton_aot.core.c_syntax import CCode
 from triton_aot.core.errors import UserError
 from triton_aot.core.grid import DEVICE_ATTRS
 from triton_aot.core.reset_to_zero import runtime_extents
-from triton_aot.contract.variant import Arg, VariantRecord
+from triton_aot.emit_c.c_render import Templates
 
 
 @dataclass(frozen=True)

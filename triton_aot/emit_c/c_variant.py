@@ -10,12 +10,12 @@ from __future__ import annotations
 import hashlib
 import os
 
-from triton_aot.emit_c import c_parts
+from triton_aot.contract.variant import VariantRecord
 from triton_aot.core import c_syntax
-from triton_aot.emit_c.c_render import Templates
 from triton_aot.core.c_syntax import CCode
 from triton_aot.core.errors import UserError
-from triton_aot.contract.variant import VariantRecord
+from triton_aot.emit_c import c_parts
+from triton_aot.emit_c.c_render import Templates
 
 HIDDEN = CCode('__attribute__((visibility("hidden"))) ')
 

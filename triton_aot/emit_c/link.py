@@ -25,16 +25,16 @@ from typing import Callable, Sequence
 
 from absl import flags
 
-from triton_aot.core import abi, cli
-from triton_aot.emit_c import c_library
 from triton_aot.contract import hint_patterns, library
 from triton_aot.contract import record_reader, tuning_table as tuning
-from triton_aot.emit_c.c_library import Algo, LibraryPlan, TargetSlot, TunedDispatch, Variant
-from triton_aot.emit_c.c_parts import Image
+from triton_aot.contract.variant import FORMAT, RecordError
+from triton_aot.core import abi, cli
 from triton_aot.core.errors import UserError
 from triton_aot.core.targets import arch_name
 from triton_aot.core.triton_types import INT_TYPES
-from triton_aot.contract.variant import FORMAT, RecordError
+from triton_aot.emit_c import c_library
+from triton_aot.emit_c.c_library import Algo, LibraryPlan, TargetSlot, TunedDispatch, Variant
+from triton_aot.emit_c.c_parts import Image
 
 
 def define_flags(fv: flags.FlagValues) -> None:

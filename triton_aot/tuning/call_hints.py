@@ -32,9 +32,9 @@ from typing import Any, Iterable, Sequence
 
 from absl import flags
 
+from triton_aot.contract.hint_patterns import Hints, dispatch_order, of_call, spelling
 from triton_aot.core import cli
 from triton_aot.core.errors import UserError
-from triton_aot.contract.hint_patterns import Hints, dispatch_order, of_call, spelling
 
 class _MetaTorch:
     """torch, with every tensor factory making meta tensors: `make_args` asks for
