@@ -31,7 +31,10 @@ def _triton_tool_impl(ctx):
         "$runfiles/" + _runfiles_path(ctx, p)
         for p in toolchain.python_path
     ])
-    launcher = ctx.actions.declare_file(ctx.label.name)
+
+    # Not named like the target: //triton_aot:compile's would be the file triton_aot/compile,
+    # where the compile stage's package is.
+    launcher = ctx.actions.declare_file(ctx.label.name + ".sh")
     ctx.actions.expand_template(
         template = ctx.file._launcher,
         output = launcher,
@@ -53,8 +56,8 @@ triton_tool = rule(
     attrs = {
         "module": attr.string(
             mandatory = True,
-            values = ["compile", "link", "disasm", "autotune_configs", "call_hints"],
-            doc = "The tool's module in triton_aot.",
+            values = ["compile.compile", "emit_c.link", "compile.disasm", "compile.autotune_configs", "tuning.call_hints"],
+            doc = "The tool's module in triton_aot: STAGE.MODULE.",
         ),
         "_launcher": attr.label(
             default = Label(":triton_tool.sh"),

@@ -49,7 +49,7 @@ static CUresult trt_context_device(const trt_driver *d, CUdevice *dev, int *sm) 
 
 /* ---- binary compatibility -------------------------------------------------------------------
  * Which cubin or PTX runs on which SM (trt_cubin_runs_on, trt_ptx_runs_on) is the targets
- * table's rule (triton_aot/targets.py), generated into trt_targets.h. */
+ * table's rule (triton_aot/core/targets.py), generated into trt_targets.h. */
 
 /* Exact SM, else the highest compatible lower SM of the same major, else the highest target whose
  * PTX can be JIT-compiled for this SM; -1 when nothing can run. */

@@ -21,9 +21,10 @@ REPO = Path(os.path.abspath(__file__)).parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 
 import gen_concepts  # noqa: E402
-from triton_aot import launch_options, targets, triton_adapter  # noqa: E402
-from triton_aot.errors import UserError  # noqa: E402
-from triton_aot.variant import Target  # noqa: E402
+from triton_aot.compile import triton_adapter  # noqa: E402
+from triton_aot.contract.variant import Target  # noqa: E402
+from triton_aot.core import launch_options, targets  # noqa: E402
+from triton_aot.core.errors import UserError  # noqa: E402
 
 
 def test_generated_copies_are_current():
@@ -33,11 +34,11 @@ def test_generated_copies_are_current():
 
 
 def _edited_targets(monkeypatch):
-    """triton_aot/targets.py with one edit: triton 3.9 also compiles sm_88."""
-    source = (REPO / "triton_aot" / "targets.py").read_text()
+    """triton_aot/core/targets.py with one edit: triton 3.9 also compiles sm_88."""
+    source = (REPO / "triton_aot" / "core" / "targets.py").read_text()
     old = "(3, 9): (70, 72, 75, 80, 86, 87, 89,"
     assert source.count(old) == 1
-    spec = importlib.util.spec_from_loader("triton_aot.targets", loader=None)
+    spec = importlib.util.spec_from_loader("triton_aot.core.targets", loader=None)
     module = importlib.util.module_from_spec(spec)
     exec(compile(source.replace(old, "(3, 9): (70, 72, 75, 80, 86, 87, 88, 89,"),
                  "targets.py", "exec"), module.__dict__)
@@ -112,7 +113,7 @@ def test_the_runtime_picks_cubins_by_the_targets_tables_rule(tmp_path):
 
 
 def test_the_backend_table_names_the_compile_tools_outputs():
-    from triton_aot import compile as compile_tool
+    from triton_aot.compile import compile as compile_tool
     for b in targets.BACKENDS.values():
         assert f"out_{b.image}" in compile_tool.OUTPUT_FLAGS, b.name
         assert set(b.outputs) <= set(compile_tool.OUTPUT_FLAGS), b.name
@@ -135,7 +136,7 @@ def _algo_bzl_params() -> list[str]:
 def test_launch_options_are_named_alike_by_the_rule_and_the_tool():
     names = [o.name for o in launch_options.OPTIONS]
     assert set(names) <= set(_algo_bzl_params()), "triton_algo lacks a launch option"
-    flags = set(re.findall(r'\b[bi]\("(\w+)"', (REPO / "triton_aot" / "compile.py").read_text()))
+    flags = set(re.findall(r'\b[bi]\("(\w+)"', (REPO / "triton_aot" / "compile" / "compile.py").read_text()))
     assert set(names) <= flags, "the compile tool lacks a flag for a launch option"
     assert {f.name for f in dataclasses.fields(triton_adapter.CompileOptions)} == set(names)
 

@@ -6,10 +6,10 @@
 Each concept is defined once, in the Python module named after it; the rule's Starlark, the C
 runtime and the docs cannot import Python, so they get generated copies:
 
-  triton_aot/targets.py        -> rules/private/generated/targets.bzl, docs/gpu_targets.md's targets table,
+  triton_aot/core/targets.py        -> rules/private/generated/targets.bzl, docs/gpu_targets.md's targets table,
                                   runtime/trt_targets.h (which cubin serves a GPU, for the runtime)
-  triton_aot/launch_options.py -> rules/private/generated/launch_options.bzl
-  triton_aot/reset_to_zero.py  -> rules/private/generated/reset_to_zero.bzl
+  triton_aot/core/launch_options.py -> rules/private/generated/launch_options.bzl
+  triton_aot/core/reset_to_zero.py  -> rules/private/generated/reset_to_zero.bzl
 
 //tools:concepts_current_test fails when a committed copy differs from what this renders, so an
 edit of a table reaches the rule, the tool and the docs together. Needs no triton: the modules
@@ -28,7 +28,7 @@ from pathlib import Path
 # triton_aot sits next to tools/ too.
 sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from triton_aot import launch_options, reset_to_zero, targets  # noqa: E402
+from triton_aot.core import launch_options, reset_to_zero, targets  # noqa: E402
 
 _GENERATED = "Generated from {src} by tools/gen_concepts.py: do not edit.\n" \
              "//tools:concepts_current_test fails when this file is stale."
@@ -83,7 +83,7 @@ def targets_bzl() -> str:
     by_version = {f"{k[0]}.{k[1]}": list(v) for k, v in sorted(targets.CUDA_ARCHS_BY_TRITON.items())}
     return "\n".join([
         _header("GPU targets each supported triton compiles for, for what analysis needs of them "
-                "(validate.bzl, python_env.bzl).", "triton_aot/targets.py"),
+                "(validate.bzl, python_env.bzl).", "triton_aot/core/targets.py"),
         _assign("CUDA_ARCHS_BY_TRITON", "SMs each triton release (\"3.6\") compiles for.",
                 by_version),
         _assign("CUDA_ARCHS", "Every SM some supported triton compiles for, ascending.",
@@ -112,7 +112,7 @@ def targets_c_header() -> str:
     return f"""/* GPU targets' binary compatibility, for the runtime's choice of a library's cubin or PTX
  * (trt_runtime.c: trt_pick_target).
  *
- * Generated from triton_aot/targets.py by tools/gen_concepts.py: do not edit.
+ * Generated from triton_aot/core/targets.py by tools/gen_concepts.py: do not edit.
  * //tools:concepts_current_test fails when this file is stale, and checks that these functions
  * answer as targets.cubin_runs_on and targets.ptx_runs_on do for every pair of SMs. */
 #ifndef TRT_TARGETS_H_
@@ -140,7 +140,7 @@ static inline int trt_ptx_runs_on(int arch, int sm) {{
 
 # The page that documents GPU targets; its generated table sits between these lines.
 TARGETS_PAGE = "docs/gpu_targets.md"
-TABLE_BEGIN = "<!-- GPU targets table: generated from triton_aot/targets.py by tools/gen_concepts.py -->"
+TABLE_BEGIN = "<!-- GPU targets table: generated from triton_aot/core/targets.py by tools/gen_concepts.py -->"
 TABLE_END = "<!-- end of the generated GPU targets table -->"
 # The GPU the table's run columns describe: the one tests/gpu_ptx and tests/gpu ran on.
 _RUN_SM = 90
@@ -202,7 +202,7 @@ def launch_options_bzl() -> str:
         }
     return "\n".join([
         _header("An algo's launch options (triton_algo(num_warps = 8, ...)), for validate.bzl.",
-                "triton_aot/launch_options.py"),
+                "triton_aot/core/launch_options.py"),
         _assign("LAUNCH_OPTIONS", "Option -> its default (None: the library's attribute of that "
                 "name, or unset), whether it is a bool, its allowed values or range (and those in "
                 "words), the CUDA arch it needs and whether it is CUDA only when set.", options),
@@ -214,7 +214,7 @@ def launch_options_bzl() -> str:
 def reset_to_zero_bzl() -> str:
     return "\n".join([
         _header("The forms of an algo's reset_to_zero regions, for triton_algo and validate.bzl.",
-                "triton_aot/reset_to_zero.py"),
+                "triton_aot/core/reset_to_zero.py"),
         _assign("EXTENT_COUNTS", "How many extents a region may have.",
                 list(reset_to_zero.EXTENT_COUNTS)),
         _assign("FORMS_TEXT", "The forms, as messages name them.", reset_to_zero.FORMS_TEXT),

@@ -1,4 +1,4 @@
-"""Writes rules/private/generated/triton_types.bzl from triton_aot/triton_types.py's tables.
+"""Writes rules/private/generated/triton_types.bzl from triton_aot/core/triton_types.py's tables.
 
     python3 tools/gen_triton_types.py > rules/private/generated/triton_types.bzl
 
@@ -19,11 +19,11 @@ import sys
 # runfiles put triton_aot on sys.path.
 sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from triton_aot import signature, triton_types  # noqa: E402
+from triton_aot.core import signature, triton_types  # noqa: E402
 
 HEADER = '''"""Triton's signature type names, for the analysis-time checks in validate.bzl.
 
-Generated from triton_aot/triton_types.py by tools/gen_triton_types.py: do not edit.
+Generated from triton_aot/core/triton_types.py by tools/gen_triton_types.py: do not edit.
 //tools:triton_types_current_test fails when this file is stale.
 """
 '''

@@ -180,7 +180,7 @@ SUITES = {
         # tuning times every algo in every specialization, not just the table's portfolios.
         "flags": ["--@rules_triton//:tuning_stale_ok", "--@rules_triton//:specialization_algos=false"],
         "copy": _TUNED,
-        # no `run`: one `python3 -m triton_aot.tune {dir}/<c_name>` per bundle, which writes the
+        # no `run`: one `python3 -m triton_aot.tuning.tune {dir}/<c_name>` per bundle, which writes the
         # library's table in the checkout (commit it)
         "budget_mib": 48,
     },

@@ -35,11 +35,17 @@ def _triton_tune_bundle_impl(ctx):
     lines = ["label\t" + label]
     groups = library[OutputGroupInfo] if OutputGroupInfo in library else None
     tuning = getattr(groups, "tuning", None) if groups else None
-    if tuning == None or not any([f.basename.endswith(".tuning_pack.json") for f in tuning.to_list()]):
+    if tuning == None or not any([f.basename.endswith(".library.json") for f in tuning.to_list()]):
         lines.append("error\t{} is not a triton_kernel_library with a tuning_key: name one with --@rules_triton//tools:tune_library=LABEL".format(label))
         tuning = depset()
     lines += ["tuning\t" + _rlocation(ctx, f) for f in tuning.to_list()]
-    tuner = ctx.attr._tuner[DefaultInfo].files.to_list()
+    # The tuning stage's sources and those of the stages it imports (its runfiles), so that the
+    # GPU machine runs the tuning command without a rules_triton checkout.
+    tuner = [
+        f
+        for f in ctx.attr._tuner[DefaultInfo].default_runfiles.files.to_list()
+        if f.extension == "py" and "triton_aot/" in f.short_path
+    ]
     for f in tuner:
         i = f.short_path.find("triton_aot/")
         lines.append("tuner\t{}\t{}".format(_rlocation(ctx, f), f.short_path[i:]))
@@ -76,6 +82,6 @@ triton_tune_bundle = rule(
             doc = "The triton_kernel_library with a tuning_key (usually a label_flag).",
         ),
         "_packer": attr.label(default = Label(":tune_bundle.py"), allow_single_file = True),
-        "_tuner": attr.label(default = Label("//triton_aot")),
+        "_tuner": attr.label(default = Label("//triton_aot/tuning")),
     },
 )

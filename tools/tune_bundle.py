@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Tuning bundles: a triton_kernel_library with a `tuning_key`, packed for the tuning command on
-the GPU machine (`python3 -m triton_aot.tune BUNDLE`; docs/tuned_dispatch.md).
+the GPU machine (`python3 -m triton_aot.tuning.tune BUNDLE`; docs/tuned_dispatch.md).
 
 Two callers:
   - tools/gpu (this repository: `tools/gpu pack tune`, `tools/tune LABEL...`) imports pack_tuning;
@@ -10,9 +10,10 @@ Two callers:
     DIR/<c_name>/ (the bundle) and DIR/triton_aot/ (the tuning command, so the GPU machine needs
     no rules_triton checkout), and NAME.tuning_hints.bzl beside the library's table.
 
-A bundle: pack.json (format rules_triton.tune_pack.v1: label, C name, key, the shared object, the
-inputs file, the table's path from the workspace root), the library as a shared object with the
-runtime, records/ (variant records), cubins/, inputs.py (the `tuning_inputs` file), table.json
+A bundle: pack.json (format rules_triton.tune_pack.v2: label, where the library description is,
+the shared object, the inputs file, the table's path from the workspace root), library.json (the
+library description the link step wrote: C name, C API, algos, tuning key; triton_aot.contract.
+library), the library as a shared object with the runtime, records/ (variant records), cubins/, inputs.py (the `tuning_inputs` file), table.json
 (the current table, when there is one), and STALE when the library's specializations changed
 with this pack (build and pack it again before tuning).
 """
@@ -24,6 +25,10 @@ import os
 import shutil
 import sys
 from pathlib import Path
+
+# The library description's one reader: from this checkout (tools/gpu) or from the runfiles
+# (`bazel run`, where main() puts the tuner's sources on the path first).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 class BundleError(Exception):
@@ -53,21 +58,28 @@ def pack_tuning(label: str, files: list[Path], dest_root: Path, workspace: Path 
     bundle's folder."""
     note = note or (lambda msg: print(msg, file=sys.stderr))
     so = [f for f in files if f.suffix == ".so"]
-    about = [f for f in files if f.name.endswith(".tuning_pack.json")]
+    from triton_aot.contract.library import LibraryError, read_library
+    description = [f for f in files if f.name.endswith(".library.json")]
     table = [f for f in files if f.name.endswith(".tuning.json")]
     inputs = [f for f in files if f.suffix == ".py"]
-    records = [f for f in files if f.suffix == ".json" and f not in table and f not in about]
+    records = [f for f in files if f.suffix == ".json" and f not in table and f not in description]
     hints_bzl = [f for f in files if f.name.endswith(".tuning_hints.bzl")]
-    if not about:
+    if not description:
         raise BundleError(f"{label}: it has no tuning_key: set tuning_key (the integer arguments that choose the algo)")
     if len(so) != 1 or not records:
         raise BundleError(f"{label}: its tuning output group lacks the shared library or the records")
     if not inputs:
         raise BundleError(f"{label}: no tuning_inputs file: set tuning_inputs on the library "
                           "(see examples/kernels/matmul_tuning.py)")
-    info = json.loads(about[0].read_text())
-    name = info["library"]
-    table_path = (Path(table_prefix) / info["table"]).as_posix() if table_prefix else info["table"]
+    try:
+        library = read_library(description[0])
+    except LibraryError as e:
+        raise BundleError(f"{label}: {e.message}") from e
+    if library.tuning is None:
+        raise BundleError(f"{label}: it has no tuning_key: set tuning_key (the integer arguments that choose the algo)")
+    name = library.name
+    table = [f for f in table if f.name == Path(library.tuning.table).name] or table
+    table_path = (Path(table_prefix) / library.tuning.table).as_posix() if table_prefix else library.tuning.table
     dest = dest_root / name
     shutil.rmtree(dest, ignore_errors=True)
     _copy(so[0], dest)
@@ -77,10 +89,11 @@ def pack_tuning(label: str, files: list[Path], dest_root: Path, workspace: Path 
         if c.suffix == ".cubin":
             _copy(c, dest / "cubins")
     _copy(inputs[0], dest, "inputs.py")
+    _copy(description[0], dest, "library.json")
     if table:
         _copy(table[0], dest, "table.json")
     if hints_bzl and workspace is not None and not table_path.startswith("../"):
-        # The specializations the tuning calls need (triton_aot.call_hints), beside the table,
+        # The specializations the tuning calls need (triton_aot.tuning.call_hints), beside the table,
         # where the BUILD file loads them: when they change, the library must be built again.
         place = workspace / Path(table_path).parent / hints_bzl[0].name
         text = hints_bzl[0].read_text()
@@ -91,8 +104,8 @@ def pack_tuning(label: str, files: list[Path], dest_root: Path, workspace: Path 
         if old is None or _specializations(old) != _specializations(text):
             (dest / "STALE").write_text(str(place) + "\n")
     (dest / "pack.json").write_text(json.dumps({
-        "format": "rules_triton.tune_pack.v1", "label": label, "library": name,
-        "key": info["key"], "so": so[0].name, "inputs": "inputs.py", "table": table_path},
+        "format": "rules_triton.tune_pack.v2", "label": label, "library": "library.json",
+        "so": so[0].name, "inputs": "inputs.py", "table": table_path},
         indent=1) + "\n")
     return dest
 
@@ -115,6 +128,8 @@ def main(argv: list[str]) -> int:
         return 2
     files = [a.runfiles / ln[1] for ln in lines if ln[0] == "tuning"]
     tuner = [(a.runfiles / ln[1], ln[2]) for ln in lines if ln[0] == "tuner"]
+    roots = {str(src)[:-len(rel)] for src, rel in tuner if str(src).endswith(rel)}
+    sys.path[:0] = sorted(roots)  # the tuner's sources, the library description's reader among them
     cwd = Path(os.environ.get("BUILD_WORKING_DIRECTORY", "."))
     workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY")
     dest = a.dir if a.dir.is_absolute() else cwd / a.dir
@@ -137,11 +152,11 @@ def main(argv: list[str]) -> int:
     print(f"""On the GPU machine (python3 with torch and absl-py, the CUDA driver; no Bazel), carry
 {dest} there (as DIR) and run
 
-    PYTHONPATH=DIR python3 -m triton_aot.tune DIR/{bundle.name} --out=table.json
+    PYTHONPATH=DIR python3 -m triton_aot.tuning.tune DIR/{bundle.name} --out=table.json
 
 (or, from a checkout of this workspace, without --out: the table goes to {pack['table']}),
 then copy table.json to {pack['table']} in this workspace and commit it: the next build
-compiles it into {pack['library']}_auto.""")
+compiles it into {bundle.name}_auto.""")
     return 0
 
 

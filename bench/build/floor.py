@@ -11,7 +11,7 @@ directory (as the compile tool does, so that nothing is a cache hit). `import tr
 kernel imports are outside the timed region: this is the cost of compiling, nothing else.
 
 With --execroot and --params (the TritonCompile actions' param files, left in bazel-out by the
-build), it also times our compile tool in the same warm process (triton_aot.compile, exactly the
+build), it also times our compile tool in the same warm process (triton_aot.compile.compile, exactly the
 actions' arguments, outputs redirected to a scratch folder), interleaved with the floor: the
 difference between the two is the tool's own overhead, the rest of a Bazel action's time is
 Bazel's and the process start's.
@@ -100,7 +100,7 @@ def tool_argv(params: Path, scratch: Path) -> list[str]:
 
 
 def run_tool(argv: list[str], execroot: Path) -> float:
-    from triton_aot import compile as tool
+    from triton_aot.compile import compile as tool
     import io
     err = io.StringIO()
     cwd = os.getcwd()
@@ -112,7 +112,7 @@ def run_tool(argv: list[str], execroot: Path) -> float:
     finally:
         os.chdir(cwd)
     if code != 0:
-        raise RuntimeError(f"triton_aot.compile failed: {err.getvalue()[-2000:]}")
+        raise RuntimeError(f"triton_aot.compile.compile failed: {err.getvalue()[-2000:]}")
     return elapsed
 
 
@@ -132,7 +132,7 @@ def main() -> int:
     with_tool = bool(args.execroot and params)
     if with_tool:
         for rel in ("external/rules_triton~", "external/_main~", "."):
-            if (args.execroot / rel / "triton_aot" / "compile.py").exists():
+            if (args.execroot / rel / "triton_aot" / "compile" / "compile.py").exists():
                 sys.path.insert(0, str(args.execroot / rel))
                 break
     scratch = Path(tempfile.mkdtemp(prefix="rules_triton_floor_"))
@@ -182,7 +182,7 @@ def main() -> int:
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     tool_note = ""
     if tool_per_spec:
-        tool_note = (f"; triton_aot.compile in-process {sum(tool_per_spec.values()) / len(tool_per_spec):.3f} s")
+        tool_note = (f"; triton_aot.compile.compile in-process {sum(tool_per_spec.values()) / len(tool_per_spec):.3f} s")
     print(f"floor: {len(metas)} specializations, {result['mean_per_spec_s']:.3f} s mean per "
           f"specialization{tool_note} (import triton {import_s:.2f} s, not counted)", file=sys.stderr)
     return 0

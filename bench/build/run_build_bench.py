@@ -916,7 +916,7 @@ def markdown(res: dict) -> str:
             lines.append(f"| {mode.replace('_', '-')} | {r['specializations']} | "
                          f"{r['floor_per_spec_s']:.3f} | {tool} | {r['ours_per_spec_s']:.3f} | "
                          f"**{r['ratio']:.2f}x** | {steady} | {r['build_wall_per_spec_s']:.3f} |")
-        lines += ["", "`our tool in-process`: `triton_aot.compile` with the actions' exact arguments, "
+        lines += ["", "`our tool in-process`: `triton_aot.compile.compile` with the actions' exact arguments, "
                   "timed in the floor's warm process, interleaved with it (the tool's own overhead: "
                   "kernel import, hermetic environment, IR and C outputs). `ratio without the first "
                   "spawn`: leaves out the first action (a worker's start-up, `import triton`)."]

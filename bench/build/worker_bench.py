@@ -3,7 +3,7 @@
     python3 worker_bench.py --repo DIR --out RESULTS_DIR [--requests 2000] [--baseline_requests 300] [--rounds 2]
 
 Runs under the interpreter the TritonCompile actions use (tools/run_worker_bench starts it in
-the rootfs, like the build benchmark's floor). It talks to `python -m triton_aot.compile
+the rootfs, like the build benchmark's floor). It talks to `python -m triton_aot.compile.compile
 --persistent_worker` over the JSON worker protocol, as Bazel does, and measures:
 
 - memory: --requests compiles of a small kernel (`out = x + C * y`, C and BLOCK varied so every
@@ -80,7 +80,7 @@ class Worker:
         env["PYTHONPATH"] = str(repo)
         if in_process:
             env["RULES_TRITON_WORKER_IN_PROCESS"] = "1"
-        self.proc = subprocess.Popen([sys.executable, "-m", "triton_aot.compile", "--persistent_worker"],
+        self.proc = subprocess.Popen([sys.executable, "-m", "triton_aot.compile.compile", "--persistent_worker"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=env, cwd=repo)
         self.stderr: list[bytes] = []

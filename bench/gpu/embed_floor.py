@@ -2,13 +2,13 @@
 as data and nothing else (no launcher, no runtime), built with the same toolchain and flags as
 the kernel library it is compared with. Usage: embed_floor.py OUT.c CUBIN...
 
-The cubins are embedded exactly as the link tool embeds them (triton_aot.c_syntax), so the
+The cubins are embedded exactly as the link tool embeds them (triton_aot.core.c_syntax), so the
 difference between the two libraries is our code and tables, not the encoding."""
 
 import sys
 from pathlib import Path
 
-from triton_aot import c_syntax
+from triton_aot.core import c_syntax
 
 
 def main(out: str, cubins: list[str]) -> None:

@@ -10,7 +10,7 @@ choice). Several models side by side, over every point of every table given:
   nearest-class    the same, points of the call's own hint class first (CLASS_PENALTY)
   knn-K            the K nearest points (own class first: other classes CLASS_PENALTY further)
                    vote with their slowdowns, weighted by 1 / (distance + DISTANCE_BIAS)
-                   (triton_aot.tuning.choose; the model in use is one of these)
+                   (triton_aot.contract.tuning_table.choose; the model in use is one of these)
 
     python3 bench/tune/selection_eval.py examples/kernels/*.tuning.json [--out bench/results]
 
@@ -29,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from triton_aot import tuning  # noqa: E402
+from triton_aot.contract import tuning_table as tuning  # noqa: E402
 
 NO_PENALTY = 0
 

@@ -20,7 +20,7 @@ allocated once, at capture, so it costs no GPU time in the replays that are time
 
 How every method is timed (time_methods): per shape one batch size B for every method, from
 the fastest method's GPU time of one launch (B launches ~ TARGET_US of GPU time, 1..MAX_BATCH);
-each method captured once into a CUDA graph of B back-to-back launches (triton_aot.tune's
+each method captured once into a CUDA graph of B back-to-back launches (triton_aot.tuning.tune's
 capture_launches); then `rounds` rounds whose method order rotates, each timing `reps` replays of
 every method's graph between CUDA events, every replay queued behind a GPU busy-wait so the host
 has queued the events and the replay before the GPU reaches them (no launch gap in the timing:
@@ -294,13 +294,13 @@ class RmsNorm:
 def algos_of_pattern(pack: Path, name: str) -> dict[str, set[int]]:
     """The algos each hint pattern (call_hints spelling) of the packed library has a variant
     of: a pruned library compiles only some algos in a pattern."""
-    from triton_aot import call_hints, record_reader
+    from triton_aot.contract import hint_patterns, library
+    meta = json.loads((pack / "pack.json").read_text())
+    description = library.read_library(pack / meta["library"])
     out: dict[str, set[int]] = {}
-    for f in (pack / "records").glob("*.json"):
-        rec = record_reader.read_json(f.read_text(encoding="utf-8"))
-        if rec.symbol.startswith(f"{name}_a"):
-            out.setdefault(call_hints.spelling(call_hints.of_record(rec)), set()).add(
-                rec.algo_index)
+    for v in description.variants:
+        pattern = description.specializations[v.specialization]
+        out.setdefault(hint_patterns.spelling(pattern), set()).add(v.algo)
     return out
 
 
@@ -340,7 +340,7 @@ def leak_check(entries: list[dict], inputs) -> dict:
 
 def busy_cycles_for(torch, us: float) -> int:
     """torch.cuda._sleep cycles that keep the GPU busy for about `us` microseconds."""
-    from triton_aot import tune
+    from triton_aot.tuning import tune
     cycles = 2_000_000
     torch.cuda._sleep(1000)  # loads the kernel
     took = statistics.median(tune.replay_times(
@@ -353,7 +353,7 @@ def time_methods(torch, methods: dict, reps: int, rounds: int, busy: int):
     capture each, rounds in rotating order, each replay behind a busy-wait. Returns the batch,
     {method: [median us per launch, one per round]} and the methods that could not be captured
     (timed as plain launches: their host cost may show)."""
-    from triton_aot import tune
+    from triton_aot.tuning import tune
     one = min(statistics.median(tune.replay_times(torch, None, fn, 1, 3, busy))
               for fn in methods.values())
     batch = max(1, min(MAX_BATCH, int(TARGET_US / max(one, 0.5))))
@@ -404,7 +404,7 @@ def _warm_one(task) -> str:
     the timed process, one config after another."""
     pack, shape, layout, algo = task
     import torch
-    from triton_aot import tune
+    from triton_aot.tuning import tune
     p = tune.open_pack(Path(pack))
     kind = adapter(p.name)
     r = p.records[algo]
@@ -420,7 +420,7 @@ def prewarm_jit(plans: dict, jobs: int) -> float:
     """Fills the Triton cache with every (library, size class, layout, algo) the sweep will
     autotune, on `jobs` processes; returns the seconds it took."""
     import multiprocessing
-    from triton_aot import tune
+    from triton_aot.tuning import tune
     tasks = []
     for pack, entries in plans.items():
         p = tune.open_pack(pack)
@@ -470,7 +470,7 @@ class Library:
     """One packed library with its JIT twin, ready to time shapes."""
 
     def __init__(self, pack: Path, torch, triton):
-        from triton_aot import tune
+        from triton_aot.tuning import tune
         self.p = p = tune.open_pack(pack)
         self.torch, self.triton = torch, triton
         self.name, self.kind = p.name, adapter(p.name)
@@ -481,7 +481,7 @@ class Library:
         self.auto_algo.argtypes = [ctypes.c_int] + p.lib.fn.argtypes[1:-1]
         self.configs = jit_configs(triton, self.kind, p.records)
         self.kernel = jit_kernel(triton, self.kind, self.configs)
-        self.variant_hints = tune.pack_hint_patterns(pack, p.name)
+        self.variant_hints = tune.pack_hint_patterns(p)
         self.algos_of_pattern = algos_of_pattern(pack, p.name)
         self.ref_record = next(iter(p.records.values()))
         major, minor = torch.cuda.get_device_capability()
@@ -491,18 +491,19 @@ class Library:
 
     def setup(self, entry: dict) -> dict:
         """Arguments, buffers and hints of one shape."""
-        from triton_aot import call_hints, tune
+        from triton_aot.contract import hint_patterns
+        from triton_aot.tuning import tune
         torch, kind, shape = self.torch, self.kind, tuple(entry["shape"])
         args = make_args(self.p.inputs, torch, self.dtype, shape, entry["layout"])
         cargs = tune.c_values(args)
         out_jit = torch.empty_like(kind.output(args))
-        jit_hints = call_hints.of_call(self.ref_record, cargs)
+        jit_hints = hint_patterns.of_call(self.ref_record, cargs)
         # the variant the library runs: the first (most hints) whose hints the call has
         ran = next(h for h in self.variant_hints if set(h) <= set(jit_hints))
         return {"args": args, "cargs": cargs, "out_jit": out_jit,
                 "jit_args": kind.jit_args(args, out_jit),
                 "grid": kind.grid(self.triton, shape, self.num_sms),
-                "hints": call_hints.spelling(jit_hints), "auto_hints": call_hints.spelling(ran)}
+                "hints": hint_patterns.spelling(jit_hints), "auto_hints": hint_patterns.spelling(ran)}
 
     def run_auto(self, cargs, algo=None):
         lib = self.p.lib
@@ -908,11 +909,13 @@ def verdict_line(summary: dict) -> str:
 def load_plans(packs: list[Path], args) -> tuple[dict, dict]:
     """{pack: entries} and {library: leak check}; with no packs (--dry-run), the repository's
     inputs files for every kind."""
-    from triton_aot import call_hints
+    from triton_aot.contract import library
+    from triton_aot.tuning import call_hints
     sources = []
     for pack in packs:
         meta = json.loads((pack / "pack.json").read_text())
-        sources.append((pack, meta["library"], call_hints.load_inputs(pack / meta["inputs"])))
+        name = library.read_library(pack / meta["library"]).name
+        sources.append((pack, name, call_hints.load_inputs(pack / meta["inputs"])))
     if not packs:
         for name, inputs in (("matmul_tuned", "matmul_tuning.py"),
                              ("rmsnorm_tuned", "rmsnorm_tuning.py")):
@@ -980,7 +983,7 @@ def main(argv=None) -> int:
 
     import torch
     import triton
-    from triton_aot import tune, tuning
+    from triton_aot.tuning import tune
 
     # The persistent TMA algos make their tensor descriptors on the device, in global scratch
     # that the JIT's launcher asks this allocator for (the library's runtime provides its own).
@@ -1000,9 +1003,8 @@ def main(argv=None) -> int:
     for i, (pack, entries) in enumerate(plans.items()):
         deadline = t0 + args.budget_s * (i + 1) / len(plans)
         bench_library(pack, entries, torch, triton, args, res, deadline, t0)
-        meta = json.loads((pack / "pack.json").read_text())
-        res["algos"][meta["library"]] = [a.info for a in tuning.empty_table(
-            meta["library"], meta["key"], tune.open_pack(pack).records).algos]
+        p = tune.open_pack(pack)
+        res["algos"][p.name] = [a.info for a in p.description.algos]
     res["seconds"] = round(time.monotonic() - t0, 1)
     res["jit_cache_warmup_seconds"] = warm_s and round(warm_s, 1)
     res["summary"] = summarize(res["rows"], res["direct"])

@@ -162,7 +162,8 @@ def simulate(tmp: Path) -> dict:
     spec = importlib.util.spec_from_file_location("tune_bench", HERE / "tune_bench.py")
     tb = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tb)
-    from triton_aot import call_hints, tune
+    from triton_aot.contract import hint_patterns
+    from triton_aot.tuning import call_hints, tune
 
     (tmp / "kernels.py").write_text(KERNELS)
     tb.Matmul.kernel_file = tb.RmsNorm.kernel_file = tmp / "kernels.py"
@@ -216,12 +217,14 @@ def simulate(tmp: Path) -> dict:
             fn=fn, infos=[str(a) for a in algos],
             auto=lambda stream, *cargs: fn(stream, *cargs, auto_algo(90, *cargs)),
             lib=types.SimpleNamespace(**{f"{name}_auto_algo": auto_algo}))
-        return tune.Pack(tmp / name, {"so": "lib.so"}, name, tuple(inputs.KEY), recs, inputs, lib)
+        # no description: pack_hint_patterns, its one reader here, is replaced below
+        return tune.Pack(tmp / name, {"so": "lib.so"}, name, tuple(inputs.KEY), recs, inputs, lib,
+                         None)
 
     packs = {"matmul_tuned": fake_pack("matmul_tuned", MATMUL_INPUTS),
              "rmsnorm_tuned": fake_pack("rmsnorm_tuned", RMSNORM_INPUTS)}
     tune.open_pack = lambda pack: packs[Path(pack).name]
-    tune.pack_hint_patterns = lambda pack, name: [()]
+    tune.pack_hint_patterns = lambda pack: [()]
 
     class EveryAlgo:  # a library with every algo in every pattern (nothing pruned)
         def __init__(self, name):
@@ -231,7 +234,7 @@ def simulate(tmp: Path) -> dict:
             return self.algos
     tb.algos_of_pattern = lambda pack, name: EveryAlgo(name)
     tune.c_values = c_values
-    call_hints.of_call = lambda record, values: ()
+    hint_patterns.of_call = lambda record, values: ()
 
     warmed = [tb._warm_one((str(tmp / "matmul_tuned"), (16, 17, 1), "nt", 1)),
               tb._warm_one((str(tmp / "rmsnorm_tuned"), (16, 17), None, 0))]

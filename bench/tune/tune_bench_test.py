@@ -113,7 +113,7 @@ def kernel(gpu, gpu_us, host_us):
 
 
 def test_every_method_gets_one_batch_and_its_host_cost_never_shows():
-    from triton_aot import tune
+    from triton_aot.tuning import tune
     gpu = fake_gpu.Gpu()
     torch = fake_torch(gpu)
     busy = tb.busy_cycles_for(torch, tb.BUSY_WAIT_US)
@@ -137,7 +137,7 @@ def test_rounds_rotate_the_method_order():
     gpu = fake_gpu.Gpu()
     torch = fake_torch(gpu)
     methods = {m: kernel(gpu, 5.0, 1.0) for m in "abc"}
-    from triton_aot import tune
+    from triton_aot.tuning import tune
     order = []
     original = tune.replay_times
 

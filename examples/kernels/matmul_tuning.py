@@ -1,7 +1,7 @@
 """Inputs of the tuning command for matmul_tuned and matmul_tuned_bf16 (tuning_inputs in
 BUILD.bazel): which shapes to time, and the C API's arguments for one shape.
 
-Read by `python3 -m triton_aot.tune` on the GPU machine (python3 + torch, no Bazel); like the
+Read by `python3 -m triton_aot.tuning.tune` on the GPU machine (python3 + torch, no Bazel); like the
 inputs of a Triton benchmark, this file only makes tensors.
 """
 

@@ -7,8 +7,9 @@ TritonToolchainInfo = provider(
         "interpreter": "File of the interpreter, or None when it lives outside the build",
         "interpreter_path": "str: the interpreter's absolute path when `interpreter` is None",
         "tool_inputs": "depset[File]: triton_aot sources, templates, python deps, interpreter files",
-        "compile_tool_inputs": "depset[File]: the same with only the modules the compile tool " +
-                               "imports (the inputs of TritonCompile and TritonImport)",
+        "stage_tool_inputs": "dict: stage name (compile, emit_c, torch, tuning) -> depset[File]: " +
+                             "the same with only that stage's modules and the stages it imports " +
+                             "(the `tools` of the actions running that stage's tools)",
         "python_path": "list[str]: PYTHONPATH entries (execroot-relative) for the tool and its deps",
         "cuda_headers": "CcInfo providing cuda.h (forwarded by //toolchains:current_cuda_headers)",
         "fingerprint": "File or None: the environment fingerprint (python, triton files, absl-py, " +
@@ -21,6 +22,8 @@ TritonKernelInfo = provider(
     fields = {
         "name": "str: the C API prefix (dispatcher name)",
         "header": "File: the public dispatcher header",
+        "description": "File: the library description (JSON, triton_aot/contract/library.py): " +
+                       "C functions, parameters, algos, variants, tuning settings",
         "metadata": "depset[File]: per-variant metadata JSON",
         "cubins": "depset[File]: per-variant cubins",
     },

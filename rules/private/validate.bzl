@@ -18,7 +18,7 @@ _DIGITS = "0123456789"
 
 # An identifier entry of the signature is the name of a constexpr parameter whose value each
 # algo sets, unless the compile tool reads it as a type (any spelling) or a literal (True,
-# None, ...). Generated from triton_aot/triton_types.py, so both sides classify entries alike.
+# None, ...). Generated from triton_aot/core/triton_types.py, so both sides classify entries alike.
 _NOT_CONSTEXPR_NAMES = {
     name: True
     for name in SCALAR_TYPES + FP8_TYPES + TYPE_ALIASES.keys() + LITERAL_NAMES
@@ -170,7 +170,7 @@ def ptx_fallback_arch(label, targets, archs):
 
     The driver JIT-compiles that PTX for every later GPU; the PTX of sm_90 and newer is
     arch-specific (sm_90a) and serves no GPU but its own. Which archs can carry it is
-    PTX_FALLBACK_ARCHS, generated from triton_aot/targets.py's ptx_fallback_arch.
+    PTX_FALLBACK_ARCHS, generated from triton_aot/core/targets.py's ptx_fallback_arch.
 
     Args:
       label: the target's label (for messages).
@@ -252,7 +252,7 @@ def check_specialization_algos(label, specialization_algos, specializations, num
     return result
 
 # What a string constexpr may hold: it ends up in --constexprs (comma separated), in C comments
-# and in info strings, so no quote, comma or bracket (triton_aot.signature accepts the same).
+# and in info strings, so no quote, comma or bracket (triton_aot.core.signature accepts the same).
 _STRING_CHARS = _LETTERS + _DIGITS + " .+-"
 
 def _dtype_spelling(text):

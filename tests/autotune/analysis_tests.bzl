@@ -8,7 +8,7 @@ def _generated_test_impl(ctx):
     actions = [a for a in analysistest.target_actions(env) if a.mnemonic == "TritonAutotuneConfigs"]
     asserts.equals(env, 1, len(actions), "one TritonAutotuneConfigs action")
     action = actions[0]
-    asserts.true(env, "triton_aot.autotune_configs" in action.argv, "runs the autotune_configs tool")
+    asserts.true(env, "triton_aot.compile.autotune_configs" in action.argv, "runs the autotune_configs tool")
     for flag in [
         "--kernels=scale_kernel,pruned_kernel",
         "--bzl_name=tuned_algos.bzl",

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from triton_aot import record_reader
+from triton_aot.contract import record_reader
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

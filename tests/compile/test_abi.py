@@ -5,9 +5,9 @@ import subprocess
 
 import pytest
 
-from triton_aot import abi
-from triton_aot.errors import UserError
-from triton_aot.signature import SCALAR_TYPES
+from triton_aot.core import abi
+from triton_aot.core.errors import UserError
+from triton_aot.core.signature import SCALAR_TYPES
 
 # Exactly the design.md table.
 DESIGN_TABLE = {

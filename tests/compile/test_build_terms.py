@@ -1,9 +1,9 @@
-"""Tool errors in the terms of the BUILD target (triton_aot.build_terms)."""
+"""Tool errors in the terms of the BUILD target (triton_aot.core.build_terms)."""
 
 import pytest
 
-from triton_aot.autotune_configs import FLAG_ATTRIBUTES as AUTOTUNE_ATTRIBUTES
-from triton_aot.build_terms import in_build_terms
+from triton_aot.compile.autotune_configs import FLAG_ATTRIBUTES as AUTOTUNE_ATTRIBUTES
+from triton_aot.core.build_terms import in_build_terms
 
 
 @pytest.mark.parametrize("message,expected", [

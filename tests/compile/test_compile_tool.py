@@ -1,4 +1,4 @@
-"""End-to-end tests of `python -m triton_aot.compile` (no GPU needed).
+"""End-to-end tests of `python -m triton_aot.compile.compile` (no GPU needed).
 
 Kernels live in kernels/ next to this file; nothing here depends on absolute paths.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import triton_aot
-from triton_aot.compile import run_command_line
+from triton_aot.compile.compile import run_command_line
 
 HERE = Path(__file__).resolve().parent
 KERNELS = HERE / "kernels"
@@ -39,7 +39,7 @@ def tool(args, cwd=None, env=None):
     env = dict(os.environ if env is None else env)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + ([env["PYTHONPATH"]]
                                                        if env.get("PYTHONPATH") else []))
-    return subprocess.run([sys.executable, "-m", "triton_aot.compile", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "triton_aot.compile.compile", *map(str, args)],
                           capture_output=True, text=True, cwd=cwd, env=env)
 
 
@@ -424,7 +424,7 @@ def test_kernel_in_a_deps_package_is_imported_once(tmp_path):
     roots `.` and `lib` (as the rule passes them), lib/mypkg/kern.py is `mypkg.kern`, not
     `lib.mypkg.kern` as well (module-level side effects, such as registering a torch op, would
     run twice)."""
-    from triton_aot.kernel_loader import load_kernel
+    from triton_aot.compile.kernel_loader import load_kernel
     pkg = tmp_path / "lib" / "mypkg"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("from mypkg import kern  # noqa: F401\n")
@@ -459,7 +459,7 @@ def test_kernel_named_like_its_package(tmp_path):
 
 def test_loader_forgets_modules_found_through_symlinked_roots(tmp_path):
     """Bazel sandboxes are symlink trees: helper modules must still be dropped afterwards."""
-    from triton_aot.kernel_loader import load_kernel
+    from triton_aot.compile.kernel_loader import load_kernel
     for sub in ("k", "h"):
         (tmp_path / sub).mkdir()
     (tmp_path / "k" / "uses_helper.py").symlink_to(KERNELS / "uses_helper.py")
@@ -492,18 +492,18 @@ def test_gluon_kernel(tmp_path):
 
 
 def test_parse_target():
-    from triton_aot.triton_adapter import Target, parse_target
+    from triton_aot.compile.triton_adapter import Target, parse_target
     assert parse_target("cuda:80") == Target("cuda", 80, 32)
     assert parse_target(" cuda:90:32 ") == Target("cuda", 90, 32)  # upstream spelling
     assert parse_target("cuda:120") == Target("cuda", 120, 32)
     assert parse_target("hip:gfx942") == Target("hip", "gfx942", 64)  # AMD targets
     for bad in ("cuda:90:64", "cuda", "cuda:", "cuda:9", "90", "cuda:90a"):
-        with pytest.raises(triton_aot.errors.UserError, match="--target"):
+        with pytest.raises(triton_aot.core.errors.UserError, match="--target"):
             parse_target(bad)
 
 
 def test_check_options():
-    from triton_aot.triton_adapter import CompileOptions, Target, check_options
+    from triton_aot.compile.triton_adapter import CompileOptions, Target, check_options
     sm90, sm80 = Target("cuda", 90, 32), Target("cuda", 80, 32)
     check_options(CompileOptions(4, 3, 2, True, True), sm90)
     for opts, target, flag in [(CompileOptions(0, 3), sm90, "--num_warps"),
@@ -512,13 +512,13 @@ def test_check_options():
                                (CompileOptions(4, 3, 3), sm90, "--num_ctas"),
                                (CompileOptions(4, 3, 2), sm80, "--num_ctas"),
                                (CompileOptions(4, 3, 1, False, True), sm80, "--launch_pdl")]:
-        with pytest.raises(triton_aot.errors.UserError, match=flag):
+        with pytest.raises(triton_aot.core.errors.UserError, match=flag):
             check_options(opts, target)
 
 
 def test_hermetic_env_sanitises_and_restores(monkeypatch):
     import tempfile
-    from triton_aot.triton_adapter import hermetic_env
+    from triton_aot.compile.triton_adapter import hermetic_env
     monkeypatch.setenv("TRITON_OVERRIDE_ARCH", "sm75")
     monkeypatch.setenv("PTXAS_OPTIONS", "-O0")
     monkeypatch.setenv("MLIR_ENABLE_DUMP", "1")
@@ -536,19 +536,19 @@ def test_hermetic_env_sanitises_and_restores(monkeypatch):
 
 
 def test_metadata_round_trip(add80):
-    from triton_aot import record_reader
+    from triton_aot.contract import record_reader
     text = (add80 / "k.json").read_text()
     meta = record_reader.read_json(text)
     assert meta.to_json() == text
     assert [a.name for a in meta.runtime_args] == ["x_ptr", "y_ptr", "out_ptr", "n"]
-    with pytest.raises(triton_aot.errors.UserError, match="is not 'rules_triton.variant.v2'"):
+    with pytest.raises(triton_aot.core.errors.UserError, match="is not 'rules_triton.variant.v2'"):
         record_reader.read_json('{"format": "other"}')
-    with pytest.raises(triton_aot.errors.UserError, match="not valid JSON"):
+    with pytest.raises(triton_aot.core.errors.UserError, match="not valid JSON"):
         record_reader.read_json("{")
 
 
 def test_param_file_formats(tmp_path):
-    from triton_aot.cli import expand_param_files
+    from triton_aot.core.cli import expand_param_files
     multiline = tmp_path / "m.params"
     multiline.write_text("--signature=*fp32:16, i32\n--constexprs=ACT='relu'\n\n--grid=n\n")
     shell = tmp_path / "s.params"
@@ -558,7 +558,7 @@ def test_param_file_formats(tmp_path):
     assert expand_param_files([f"@{shell}"]) == expected
     bad = tmp_path / "b.params"
     bad.write_text("'unterminated\n")
-    with pytest.raises(triton_aot.errors.UserError, match="cannot unquote"):
+    with pytest.raises(triton_aot.core.errors.UserError, match="cannot unquote"):
         expand_param_files([f"@{bad}"])
 
 
@@ -580,7 +580,7 @@ def test_embed_ptx_and_export_symbols(tmp_path):
 def test_hip_variant_checked_against_its_hsaco(tmp_path, monkeypatch):
     """A hip compile writes the hsaco and a record; the hsaco's kernel descriptor agrees with
     the launcher (kernarg bytes) and the LDS (static + the launch's dynamic) fits the arch."""
-    from triton_aot import hsaco
+    from triton_aot.compile import hsaco
     argv = [f"--kernel_path={KERNELS / 'add.py'}", *ADD_FLAGS, "--target=hip:gfx942",
             f"--out_json={tmp_path / 'k.json'}", f"--out_hsaco={tmp_path / 'k.hsaco'}"]
     err = io.StringIO()

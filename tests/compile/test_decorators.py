@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from triton_aot.compile import run_command_line
-from triton_aot.errors import UserError
-from triton_aot.binding import ParamInfo, bind, with_values
-from triton_aot.signature import ConstValue, parse_constexprs, parse_hints, parse_signature
+from triton_aot.compile.compile import run_command_line
+from triton_aot.core.binding import ParamInfo, bind, with_values
+from triton_aot.core.errors import UserError
+from triton_aot.core.signature import ConstValue, parse_constexprs, parse_hints, parse_signature
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
 PARAMS = (ParamInfo("x_ptr", False), ParamInfo("n", False), ParamInfo("bias_ptr", False),
@@ -68,7 +68,7 @@ def test_omitted_errors(sig, constexprs, defaults, culprit):
 
 
 def test_runtime_value_keeps_what_the_hints_say():
-    from triton_aot.decorators import RuntimeValue, Undecided
+    from triton_aot.compile.decorators import RuntimeValue, Undecided
     n = RuntimeValue("n", 16)
     assert n % 16 == 0 and n % 8 == 0 and (n * 2) % 32 == 0 and (n + 16) % 16 == 0
     for expr in (lambda: bool(n % 64 == 0), lambda: bool(n > 0), lambda: int(n),
@@ -79,14 +79,14 @@ def test_runtime_value_keeps_what_the_hints_say():
 
 def test_next_power_of_2_of_a_runtime_value_is_undecided():
     import triton
-    from triton_aot.decorators import RuntimeValue, Undecided
+    from triton_aot.compile.decorators import RuntimeValue, Undecided
     with pytest.raises(Undecided):
         int(triton.next_power_of_2(RuntimeValue("n", 16)))
 
 
 def test_python_const():
     import triton.language as tl
-    from triton_aot.decorators import python_const
+    from triton_aot.compile.decorators import python_const
     assert python_const(tl.float16, "x").repr == "tl.float16"
     assert python_const("leaky_relu", "x").repr == "'leaky_relu'"
     assert python_const(None, "x").kind == "none"
@@ -144,7 +144,7 @@ def test_compile_heuristic_overridden_by_the_algo(tmp_path):
 
 
 def test_autotune_configs_tool(tmp_path):
-    from triton_aot import autotune_configs
+    from triton_aot.compile import autotune_configs
     out = tmp_path / "a.bzl"
     import io, contextlib
     err = io.StringIO()
@@ -163,7 +163,7 @@ def test_autotune_configs_tool(tmp_path):
 
 def test_pointer_arguments_know_their_element_type_and_alignment():
     import triton.language as tl
-    from triton_aot.decorators import PointerValue, RuntimeValue, Undecided
+    from triton_aot.compile.decorators import PointerValue, RuntimeValue, Undecided
 
     class TorchLike:  # compares as torch dtypes do: by their str, from a module named torch
         __module__ = "torch"

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from triton_aot.errors import UserError
-from triton_aot.grid import MAX_DEPTH, parse_grid, parse_launch_args
-from triton_aot.binding import ParamInfo, bind
-from triton_aot.signature import parse_constexprs, parse_signature
+from triton_aot.core.binding import ParamInfo, bind
+from triton_aot.core.errors import UserError
+from triton_aot.core.grid import MAX_DEPTH, parse_grid, parse_launch_args
+from triton_aot.core.signature import parse_constexprs, parse_signature
 
 RUNTIME_DIR = Path(__file__).resolve().parent.parent.parent / "runtime"  # trt_runtime.h
 
@@ -339,7 +339,7 @@ def test_tensordesc_shape_in_the_grid():
 
 # ----------------------------------------------------------------------------- reset_to_zero
 
-from triton_aot.grid import parse_reset_to_zero  # noqa: E402
+from triton_aot.core.grid import parse_reset_to_zero  # noqa: E402
 
 RTZ_PARAMS = [("c_ptr", "*fp32"), ("b_ptr", "*bf16"), ("desc", "tensordesc<fp16[16, 16]>"),
               ("alpha", "fp32"), ("M", "i32"), ("N", "i32"), ("s", "i32:1"), ("bias", "None"),
@@ -368,7 +368,7 @@ def test_reset_to_zero_strided_matrix():
 
 
 def test_reset_to_zero_launch_args():
-    from triton_aot.grid import LaunchArg
+    from triton_aot.core.grid import LaunchArg
     (r,) = parse_reset_to_zero(["c_ptr=rows * N"], RTZ_SIG, [LaunchArg("rows", "i64")])
     assert r.c == ("trt_grid_mul((int64_t)rows, (int64_t)N)",)
 

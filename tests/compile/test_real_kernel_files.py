@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import triton_aot
-from triton_aot import env_fingerprint
-from triton_aot.kernel_loader import module_name_for_file
+from triton_aot.compile import env_fingerprint
+from triton_aot.compile.kernel_loader import module_name_for_file
 
 HERE = Path(__file__).resolve().parent
 KERNELS = HERE / "kernels"
@@ -26,7 +26,7 @@ SCALED_ADD = ["--kernel_name=scaled_add", "--signature=*fp32:16, *fp32:16, *fp32
 K = ["--kernel_name=k", "--signature=*fp32", "--grid=1", "--symbol=k"]
 
 
-def tool(args, module="triton_aot.compile"):
+def tool(args, module="triton_aot.compile.compile"):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + ([env["PYTHONPATH"]]
                                                        if env.get("PYTHONPATH") else []))
@@ -101,7 +101,7 @@ def test_build_driver_answers_the_target_and_is_removed_afterwards():
     """In one process (the persistent worker): installed for the block, then the previous
     state again, so the next request never sees another target's answers."""
     from triton.runtime.driver import driver
-    from triton_aot import build_driver
+    from triton_aot.compile import build_driver
 
     before = driver._active
     with build_driver.answering_for("cuda", 90, 32) as active:
@@ -190,7 +190,7 @@ def test_torch_cuda_is_patched_only_inside_the_block():
     """The persistent worker runs many requests in one process: each sees its own target, and
     torch.cuda is itself again afterwards."""
     import torch
-    from triton_aot import build_torch_cuda
+    from triton_aot.compile import build_torch_cuda
 
     original = torch.cuda.get_device_capability
     with build_torch_cuda.answering_for("cuda", 90, 32):
@@ -205,7 +205,7 @@ def test_torch_cuda_is_patched_only_inside_the_block():
 
 def test_answers_table():
     """What docs/kernels.md lists: the values follow from the target alone."""
-    from triton_aot import build_torch_cuda
+    from triton_aot.compile import build_torch_cuda
 
     sm80 = build_torch_cuda.answers("cuda", 80, 32)
     assert sm80["get_device_capability()"] == (8, 0)
@@ -295,9 +295,9 @@ def test_matching_environment_compiles(tmp_path):
 
 
 @pytest.mark.parametrize("module, extra", [
-    ("triton_aot.compile", [f"--kernel_path={KERNELS / 'add.py'}", "--kernel_name=add_kernel",
+    ("triton_aot.compile.compile", [f"--kernel_path={KERNELS / 'add.py'}", "--kernel_name=add_kernel",
                             "--target=cuda:90"]),
-    ("triton_aot.autotune_configs", [f"--kernel_path={KERNELS / 'decorated.py'}",
+    ("triton_aot.compile.autotune_configs", [f"--kernel_path={KERNELS / 'decorated.py'}",
                                      "--kernels=bias_kernel"]),
 ])
 def test_swapped_environment_is_refused(tmp_path, module, extra):

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from triton_aot.errors import UserError
-from triton_aot.binding import ParamInfo, bind
-from triton_aot.signature import (ConstValue, NameEntry, TypedEntry, ValueEntry, canonical_type,
-                                  parse_constexprs, parse_hints, parse_signature, parse_value)
+from triton_aot.core.binding import ParamInfo, bind
+from triton_aot.core.errors import UserError
+from triton_aot.core.signature import (ConstValue, NameEntry, TypedEntry, ValueEntry, canonical_type,
+                                       parse_constexprs, parse_hints, parse_signature, parse_value)
 
 ADD_PARAMS = (ParamInfo("x_ptr", False), ParamInfo("y_ptr", False), ParamInfo("out_ptr", False),
               ParamInfo("n", False), ParamInfo("BLOCK", True, "constexpr"))

@@ -2,8 +2,8 @@
 
 import pytest
 
-from triton_aot.triton_adapter import SUPPORTED_TRITON, check_triton_version
-from triton_aot.errors import UserError
+from triton_aot.compile.triton_adapter import SUPPORTED_TRITON, check_triton_version
+from triton_aot.core.errors import UserError
 
 
 @pytest.mark.parametrize("version", ["3.5.0", "3.5.1", "3.6.0", "3.7.1", "3.8.0", "3.9.0", "3.9.1+git1234"])

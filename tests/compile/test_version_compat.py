@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import triton_aot
-from triton_aot.errors import UserError
-from triton_aot import triton_adapter
+from triton_aot.compile import triton_adapter
+from triton_aot.core.errors import UserError
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
 REPO = Path(triton_aot.__file__).resolve().parent.parent
@@ -21,7 +21,7 @@ def test_range_loops_with_implicit_start_and_step(tmp_path):
     """triton 3.5's code generator builds ast.Num for range(n) / range(a, b); Python 3.14 has
     no ast.Num. Compiles under every triton, on every Python the matrix runs."""
     proc = subprocess.run(
-        [sys.executable, "-m", "triton_aot.compile", f"--kernel_path={KERNELS / 'loops.py'}",
+        [sys.executable, "-m", "triton_aot.compile.compile", f"--kernel_path={KERNELS / 'loops.py'}",
          "--kernel_name=row_sum_kernel", "--signature=*fp32:16, *fp32:16, i32, 128",
          "--grid=n_cols, 1, 1", "--num_warps=4", "--num_stages=1", "--target=cuda:80",
          "--symbol=row_sum_sm80", f"--out_json={tmp_path / 'k.json'}",
@@ -75,7 +75,7 @@ def test_refused_target_names_the_version_and_the_ones_that_compile_it(monkeypat
 
 def _compile_tma(tmp_path, kernel, signature, target="cuda:90", extra=()):
     return subprocess.run(
-        [sys.executable, "-m", "triton_aot.compile", f"--kernel_path={KERNELS / 'tma_copy.py'}",
+        [sys.executable, "-m", "triton_aot.compile.compile", f"--kernel_path={KERNELS / 'tma_copy.py'}",
          f"--kernel_name={kernel}", f"--signature={signature}", "--grid=cdiv(n, 64)",
          "--num_warps=4", "--num_stages=1", f"--target={target}", "--symbol=tma_v",
          f"--out_json={tmp_path / 'k.json'}", f"--out_ptx={tmp_path / 'k.ptx'}", *extra],

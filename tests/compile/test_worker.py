@@ -1,4 +1,4 @@
-"""The JSON persistent worker (`python -m triton_aot.compile --persistent_worker`)."""
+"""The JSON persistent worker (`python -m triton_aot.compile.compile --persistent_worker`)."""
 
 import json
 import os
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import triton_aot
-from triton_aot.worker import read_requests, run_captured
+from triton_aot.compile.worker import read_requests, run_captured
 
 HERE = Path(__file__).resolve().parent
 KERNELS = HERE / "kernels"
@@ -55,7 +55,7 @@ class Worker:
 
     def __init__(self):
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "triton_aot.compile", "--persistent_worker"],
+            [sys.executable, "-m", "triton_aot.compile.compile", "--persistent_worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
         # drain stderr so the worker never blocks on a full pipe
         self.stderr = []
@@ -87,7 +87,7 @@ class Worker:
 def one_shot(tmp_path_factory):
     out = tmp_path_factory.mktemp("oneshot")
     for args in (add_args(out), scale_args(out)):
-        proc = subprocess.run([sys.executable, "-m", "triton_aot.compile", *args],
+        proc = subprocess.run([sys.executable, "-m", "triton_aot.compile.compile", *args],
                               capture_output=True, text=True, env=env())
         assert proc.returncode == 0, proc.stderr
     return {"add": read_outputs(out, "add"), "scale": read_outputs(out, "scale")}
@@ -150,7 +150,7 @@ def test_worker_flagfile_and_startup_args(tmp_path, one_shot):
     flagfile = tmp_path / "add.flags"
     flagfile.write_text("# absl flagfile\n" + "\n".join(add_args(tmp_path)) + "\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "triton_aot.compile", "--verbose", "--persistent_worker"],
+        [sys.executable, "-m", "triton_aot.compile.compile", "--verbose", "--persistent_worker"],
         input=json.dumps({"arguments": [f"--flagfile={flagfile}"], "requestId": 1}),
         capture_output=True, text=True, env=env(), timeout=300)
     assert proc.returncode == 0, proc.stderr

@@ -99,7 +99,7 @@ class Worker:
 
 HANDLER = textwrap.dedent("""
     import os, sys
-    from triton_aot import worker
+    from triton_aot.compile import worker
 
     kept = []  # what a request leaves behind in its process, like Triton's native leak
 
@@ -193,7 +193,7 @@ LAUNCHER = textwrap.dedent("""
     import sys
     import triton.knobs
     triton.knobs.nvidia.ptxas = sys.argv[1]
-    from triton_aot.compile import main
+    from triton_aot.compile.compile import main
     sys.exit(main(sys.argv[2:]))
 """)
 
@@ -280,7 +280,7 @@ def test_killing_the_compiling_child_fails_only_that_request(hanging_compile, tm
 def test_compile_tool_worker_warms_up(tmp_path):
     """The real worker's warm-up compile succeeds (a failing one would only show as every
     request paying triton's first-compile cost, about 0.35 s, in a child)."""
-    w = Worker([sys.executable, "-m", "triton_aot.compile", "--persistent_worker"],
+    w = Worker([sys.executable, "-m", "triton_aot.compile.compile", "--persistent_worker"],
                marked_env(uuid.uuid4().hex))
     w.send(add_request(tmp_path), 1)
     r = w.response()

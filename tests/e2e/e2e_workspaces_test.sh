@@ -83,9 +83,9 @@ assert p["label"] == "//tuning:scale_tuned" and p["library"] == "scale_tuned", p
 assert p["key"] == ["n"] and p["table"] == "tuning/scale_tuned.tuning.json", p
 PY
 # The bundled tuning command runs from the bundle alone (its usage; the tuning itself needs a GPU).
-(cd "$TEST_TMPDIR" && PYTHONPATH="$bundle" "$RULES_TRITON_PYTHON" -B -m triton_aot.tune --help >/dev/null) \
-  || fail "PYTHONPATH=DIR python3 -m triton_aot.tune does not start"
-grep -q "python3 -m triton_aot.tune DIR/scale_tuned" "$TEST_TMPDIR/tune.log" || fail "no GPU-side command printed"
+(cd "$TEST_TMPDIR" && PYTHONPATH="$bundle" "$RULES_TRITON_PYTHON" -B -m triton_aot.tuning.tune --help >/dev/null) \
+  || fail "PYTHONPATH=DIR python3 -m triton_aot.tuning.tune does not start"
+grep -q "python3 -m triton_aot.tuning.tune DIR/scale_tuned" "$TEST_TMPDIR/tune.log" || fail "no GPU-side command printed"
 nested monorepo shutdown
 
 echo "== e2e/hub: bazel test //..."

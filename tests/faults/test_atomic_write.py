@@ -21,7 +21,7 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT))
 
-from triton_aot.atomic_write import write_atomic  # noqa: E402
+from triton_aot.core.atomic_write import write_atomic  # noqa: E402
 
 # The implementation compile.py had before the fix, kept here as the scenario's control: it
 # must fail with EXDEV, or the scenario does not reproduce the fault and proves nothing.
@@ -46,7 +46,7 @@ _CHILD = textwrap.dedent('''
     import errno, json, os, subprocess, sys
     from pathlib import Path
     sys.path.insert(0, sys.argv[2])
-    from triton_aot.atomic_write import write_atomic
+    from triton_aot.core.atomic_write import write_atomic
     exec(sys.argv[3])
     base = Path(sys.argv[1])
     ws = base / "ws"

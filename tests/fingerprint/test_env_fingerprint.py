@@ -1,4 +1,4 @@
-"""triton_aot/env_fingerprint.py: the same environment gives the same fingerprint, a
+"""triton_aot/compile/env_fingerprint.py: the same environment gives the same fingerprint, a
 different triton (or ptxas, or Python) a different one.
 
 Each environment is a real venv (`python -m venv --without-pip`) with an installed-looking
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = REPO_ROOT / "triton_aot" / "env_fingerprint.py"
+SCRIPT = REPO_ROOT / "triton_aot" / "compile" / "env_fingerprint.py"
 
 
 def _site_packages(env: Path) -> Path:

@@ -21,7 +21,7 @@ config (bit-identical output; GPU time of back-to-back launches, AOT / JIT):
     python3 tests/gpu_launch/run_launch_checks.py [--out DIR]
 
 Needs python3 with torch, triton and absl-py, a C compiler and an sm_90 GPU; no Bazel. Builds the
-libraries with this checkout's tools (python -m triton_aot.compile / link, cc). Writes
+libraries with this checkout's tools (python -m triton_aot.compile.compile / link, cc). Writes
 launch_checks.json to --out (default $OUT, else tests/gpu_launch/results). Exit 1 on any failure.
 """
 from __future__ import annotations
@@ -121,7 +121,7 @@ def build(name: str, spec: dict, work: Path) -> ctypes.CDLL:
             if allowed and target not in allowed:
                 continue
             sym = f"{name}_a{ai}_sm{target.split(':')[1]}"
-            cmd = [sys.executable, "-m", "triton_aot.compile",
+            cmd = [sys.executable, "-m", "triton_aot.compile.compile",
                    f"--kernel_path={spec.get('path', KERNELS)}",
                    f"--kernel_name={spec['kernel']}", f"--signature={signature}",
                    "--constexprs=" + ",".join(f"{k}={v}" for k, v in consts.items()),
@@ -137,7 +137,7 @@ def build(name: str, spec: dict, work: Path) -> ctypes.CDLL:
                 cmd.append(f"--algo_targets={extra['algo_targets']}")
             sh(cmd, env=env)
             records.append(str(work / f"{sym}.json"))
-    sh([sys.executable, "-m", "triton_aot.link", f"--name={name}", f"--out_c={work / name}.c",
+    sh([sys.executable, "-m", "triton_aot.emit_c.link", f"--name={name}", f"--out_c={work / name}.c",
         f"--out_h={work / name}.h", *records], env=env)
     inc = Path(triton.__file__).parent / "backends" / "nvidia" / "include"
     so = work / f"lib{name}.so"

@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import torch  # noqa: E402
 
-from triton_aot import build_torch_cuda  # noqa: E402
+from triton_aot.compile import build_torch_cuda  # noqa: E402
 
 
 def real_answers():

@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from triton_aot import tune  # noqa: E402
+from triton_aot.tuning import tune  # noqa: E402
 
 SENTINEL = 7.0  # what the memory around C holds; it must still hold it afterwards
 

@@ -12,8 +12,8 @@ every tuned point of this GPU's SM (in the layout it was tuned in) plus points b
 calls NAME_auto with 16-byte aligned operands in every layout (row-major or transposed A and B;
 B = W.t() is torch.nn.Linear's), and shapes off the grid (N or K not divisible by 16, odd M);
 the launched cubin must be NAME_a<algo>_s<spec>_sm<target> with algo = the table's choice for
-the call's hint class (triton_aot.tuning.lookup, the reference of the C lookup) and spec the
-most specific variant that has that algo and whose hints the call has (triton_aot.call_hints):
+the call's hint class (triton_aot.contract.tuning_table.lookup, the reference of the C lookup) and spec the
+most specific variant that has that algo and whose hints the call has (triton_aot.tuning.call_hints):
 with K % 16 != 0 that is still a variant with aligned pointers and unit strides, never the
 generic one.
 
@@ -35,7 +35,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from triton_aot import call_hints, record_reader, tuning  # noqa: E402
+from triton_aot.contract import hint_patterns, library, record_reader  # noqa: E402
+from triton_aot.contract import tuning_table as tuning  # noqa: E402
 
 EXIT_FAILED, EXIT_SETUP, EXIT_SKIPPED = 1, 2, 77
 
@@ -169,7 +170,8 @@ def main(argv: list[str]) -> int:
     passed = failed = 0
     for pack in packs:
         meta = json.loads((pack / "pack.json").read_text())
-        name, key = meta["library"], meta["key"]
+        description = library.read_library(pack / meta["library"])
+        name = description.name
         table = tuning.read_table(REPO / meta["table"])
         default = None
         cubins = {}
@@ -189,13 +191,14 @@ def main(argv: list[str]) -> int:
         auto.argtypes = [ctypes.c_void_p] + [ctypes.c_uint64] * 3 + [ctypes.c_int32] * 9
         auto_algo = getattr(lib, f"{name}_auto_algo")
         auto_algo.argtypes = [ctypes.c_int] + [ctypes.c_uint64] * 3 + [ctypes.c_int32] * 9
-        # the variant symbol of each (algo, hint pattern) and the generic variants
-        records = [record_reader.read_json(f.read_text())
-                   for f in sorted((pack / "records").glob("*.json"))]
-        records = [r for r in records if r.symbol.startswith(f"{name}_a")]
-        symbol_of = {(r.algo_index, call_hints.of_record(r), r.target.arch): r.symbol
-                     for r in records}
-        generic = {r.symbol for r in records if not r.hint_conditions}
+        # the variant symbol of each (algo, hint pattern, SM) and the generic variants
+        patterns = description.specializations
+        sm_of = {v.symbol: int(v.target.partition(":")[2]) for v in description.variants}
+        symbol_of = {(v.algo, patterns[v.specialization], sm_of[v.symbol]): v.symbol
+                     for v in description.variants}
+        generic = {v.symbol for v in description.variants if not patterns[v.specialization]}
+        ref = record_reader.read_json(
+            (pack / "records" / f"{description.variants[0].symbol}.json").read_text())
         # the default algo: what the library answers for an SM no table has
         default = auto_algo(1, 16, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1, 1)
         dev = table.device(sm)
@@ -212,18 +215,17 @@ def main(argv: list[str]) -> int:
         between += [(3000, 1000, 1999), (1000, 3000, 1500), (777, 4096, 1000), (5, 1000, 2049),
                     (1, 4096, 1000), (3000, 1000, 2000), (1536, 8960, 1537)]
         between = [(*s, layout) for s in between for layout in LAYOUTS]
-        targets = sorted({int(c.rsplit("_sm", 1)[1]) for cs in cubins.values() for c in cs})
+        targets = sorted(set(sm_of.values()))
         target = max(t for t in targets if t <= sm) if any(t <= sm for t in targets) else None
         # keep the operands affordable: every shape's A, B and C fit in 1.5 GiB
         shapes = [s for s in points + between if 2 * (s[0] * s[2] + s[2] * s[1] + s[0] * s[1])
                   <= 1.5 * 2 ** 30]
-        order = call_hints.dispatch_order({call_hints.of_record(r) for r in records},
-                                          records[0].c_args)
+        order = hint_patterns.dispatch_order(set(patterns), ref.c_args)
         for M, N, K, layout in shapes:
             a, b, c = operands(2 * M * K, 2 * K * N, 2 * M * N)
             args = (a, b, c, M, N, K, *strides(layout, M, N, K), N, 1)
-            jit = call_hints.of_call(records[0], args)
-            want_algo = tuning.lookup(table, sm, (M, N, K), default, call_hints.spelling(jit))
+            jit = hint_patterns.of_call(ref, args)
+            want_algo = tuning.lookup(table, sm, (M, N, K), default, hint_patterns.spelling(jit))
             # the most specific variant whose hints the call has and that has the algo
             spec = next((h for h in order if set(h) <= set(jit)
                          and (want_algo, h, target) in symbol_of), None)

@@ -10,7 +10,7 @@ them in the sandbox); otherwise they are found or built:
                               backends/nvidia/include, found without importing triton)
   RULES_TRITON_FAKE_CUDA_DIR  directory holding a prebuilt fake libcuda.so.1 (default: built from
                               tests/fake_cuda/fake_cuda.c into a temporary directory)
-  RULES_TRITON_TEMPLATE_DIR   template directory (read by triton_aot.c_render itself)
+  RULES_TRITON_TEMPLATE_DIR   template directory (read by triton_aot.emit_c.c_render itself)
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ REPO_ROOT = HERE.parent.parent  # for PYTHONPATH of the link tool subprocess
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from triton_aot import abi, c_variant, record_reader, variant as record_mod  # noqa: E402
+from triton_aot.contract import record_reader, variant as record_mod  # noqa: E402
+from triton_aot.core import abi  # noqa: E402
+from triton_aot.emit_c import c_variant  # noqa: E402
 
 RUNTIME_DIR = REPO_ROOT / "runtime"  # trt_runtime.c/.h: compiled into every library
 
@@ -215,7 +217,7 @@ class Library:
 def link_tool(args: list[str], check: bool = True) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(REPO_ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-    p = subprocess.run([sys.executable, "-m", "triton_aot.link", *args], capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "triton_aot.emit_c.link", *args], capture_output=True,
                        text=True, env=env)
     if check and p.returncode != 0:
         raise AssertionError(f"link failed: {p.stderr}")

@@ -1,4 +1,4 @@
-"""Fabricated variant sets used by the tests (what triton_aot.compile would emit)."""
+"""Fabricated variant sets used by the tests (what triton_aot.compile.compile would emit)."""
 
 from __future__ import annotations
 

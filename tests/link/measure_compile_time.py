@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import harness  # noqa: E402
-from triton_aot import c_syntax  # noqa: E402
+from triton_aot.core import c_syntax  # noqa: E402
 
 
 def _time_compile(src: Path, opt: str, cplusplus: bool = False, strict: bool = True) -> float:

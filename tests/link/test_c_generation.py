@@ -1,4 +1,4 @@
-"""C generation: template rendering (triton_aot.c_render), C escaping (c_syntax), standalone
+"""C generation: template rendering (triton_aot.emit_c.c_render), C escaping (c_syntax), standalone
 variant rendering (c_variant) and the record validation it relies on (variant)."""
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ import pytest
 
 import harness
 from harness import arg, constexpr, variant
-from triton_aot import c_render, c_syntax
-from triton_aot.c_syntax import CCode
-from triton_aot.errors import UserError
+from triton_aot.core import c_syntax
+from triton_aot.core.c_syntax import CCode
+from triton_aot.core.errors import UserError
+from triton_aot.emit_c import c_render
 
 
 # ---- template rendering (string.Template over checked values) -----------------------------

@@ -1,4 +1,4 @@
-"""triton_aot.compile (real Triton compiles, no GPU) -> triton_aot.link -> cc -> fake driver:
+"""triton_aot.compile.compile (real Triton compiles, no GPU) -> triton_aot.emit_c.link -> cc -> fake driver:
 the right real image is launched per device and per alignment."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 import harness
 
 pytest.importorskip("triton")
-if not (harness.REPO_ROOT / "triton_aot" / "compile.py").exists():
-    pytest.skip("triton_aot.compile not present", allow_module_level=True)
+if not (harness.REPO_ROOT / "triton_aot" / "compile" / "compile.py").exists():
+    pytest.skip("triton_aot.compile.compile not present", allow_module_level=True)
 
 SPECS = {"d16": "*fp32:16, *fp32:16, i32, fp32, 256", "gen": "*fp32, *fp32, i32, fp32, 256"}
 ARCHS = (80, 90)
@@ -32,7 +32,7 @@ def _compile(out, spec, arch):
     env = dict(os.environ, TRITON_CACHE_DIR=str(out / "cache"),
                PYTHONPATH=os.pathsep.join([str(harness.REPO_ROOT)] +
                                           [p for p in [os.environ.get("PYTHONPATH")] if p]))
-    cmd = [sys.executable, "-m", "triton_aot.compile",
+    cmd = [sys.executable, "-m", "triton_aot.compile.compile",
            f"--kernel_path={harness.HERE / 'kernels' / 'scale_kernel.py'}",
            "--kernel_name=scale_kernel", f"--signature={SPECS[spec]}",
            "--grid=cdiv(n, 256), 1, 1", "--num_warps=4", "--num_stages=3",

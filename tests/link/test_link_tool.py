@@ -1,4 +1,4 @@
-"""python -m triton_aot.link: grouping, ordering, validation errors, determinism."""
+"""python -m triton_aot.emit_c.link: grouping, ordering, validation errors, determinism."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 import harness
 import libs
 from harness import arg, constexpr, variant
+from triton_aot.contract import library
 
 
 def _write(tmp_path, metas) -> list[str]:
@@ -111,6 +112,61 @@ def test_header_lists_algos_variants_targets(tmp_path):
     assert "sm_90  add_a0_d16s1_sm90  x_ptr%16 y_ptr%16 out_ptr%16 n%16 stride==1" in h
     assert ("CUresult add(CUstream stream, CUdeviceptr x_ptr, CUdeviceptr y_ptr, "
             "CUdeviceptr out_ptr, int32_t n, int32_t stride, int algo_id);") in h
+
+
+def _prototypes(header: str) -> dict[str, list[tuple[str, str]]]:
+    """The launching functions the header declares: name -> [(C type, C name)] (this test's own
+    reading of the header, to hold the description to it)."""
+    out = {}
+    for name, params in re.findall(r"CUresult (\w+)\(([^)]*)\);", header):
+        if not name.startswith(("load_", "unload_")):
+            out[name] = [tuple(p.strip().rsplit(" ", 1)) for p in params.split(",")]
+    return out
+
+
+def test_library_description_is_the_header_api(tmp_path):
+    """--out_library writes what the torch ops and the tuner read instead of the header: the
+    header's launching functions with the same C types and names, each algo, each variant's
+    specialization and the hint pattern of each."""
+    metas = libs.add_variants()
+    spec_of = {"d16s1": 0, "d16": 1, "gen": 2}
+    for m in metas:
+        m["specialization_index"] = spec_of[m["symbol"].split("_")[2]]
+    description = tmp_path / "out" / "add.library.json"
+    assert _link(tmp_path, metas, f"--out_library={description}").returncode == 0
+    lib = library.read_library(description)
+    header = _prototypes((tmp_path / "out/add.h").read_text())
+    assert {f.name: [(p.c_type, p.name) for p in f.params] for f in lib.functions} == header
+    assert [f.entry for f in lib.functions] == ["algo", "default"]
+    x_ptr = lib.function("default").params[1]
+    assert (x_ptr.kernel_param, x_ptr.type) == ("x_ptr", "*fp32")
+    assert [a.info for a in lib.algos] == [
+        "BLOCK=128 num_warps=4 num_stages=3", "BLOCK=64 num_warps=2 num_stages=2"]
+    assert lib.specializations[2] == ()
+    assert {v.symbol for v in lib.variants} == {m["symbol"] for m in metas}
+    for v in lib.variants:
+        meta = next(m for m in metas if m["symbol"] == v.symbol)
+        assert v.specialization == meta["specialization_index"]
+        assert v.algo == meta["algo_index"] and v.target == f"cuda:{meta['target']['arch']}"
+    assert lib.tuning is None
+
+
+def test_library_description_without_indices_numbers_patterns(tmp_path):
+    """Records compiled without --specialization_index: the link numbers the hint patterns in
+    dispatch order (the generic pattern last)."""
+    description = tmp_path / "out" / "add.library.json"
+    assert _link(tmp_path, libs.add_variants(), f"--out_library={description}").returncode == 0
+    lib = library.read_library(description)
+    assert lib.specializations[-1] == ()
+    assert len(set(lib.specializations)) == len(lib.specializations)
+
+
+def test_error_specialization_index_on_some_records(tmp_path):
+    metas = _two_algo_metas()
+    metas[0]["specialization_index"] = 0
+    _expect_error(tmp_path, metas, "has a specialization_index but",
+                  "compile every variant with --specialization_index, or none",
+                  extra=(f"--out_library={tmp_path / 'out' / 'add.library.json'}",))
 
 
 # ---- validation errors: exit 1, one line, both culprits named ------------------------------

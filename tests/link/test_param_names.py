@@ -24,7 +24,7 @@ def _compile(out, spec):
                PYTHONPATH=os.pathsep.join([str(harness.REPO_ROOT)] +
                                           [p for p in [os.environ.get("PYTHONPATH")] if p]))
     p = subprocess.run(
-        [sys.executable, "-m", "triton_aot.compile",
+        [sys.executable, "-m", "triton_aot.compile.compile",
          f"--kernel_path={harness.HERE / 'kernels' / 'awkward_names_kernel.py'}",
          "--kernel_name=awkward_names_kernel", f"--signature={SPECS[spec]}",
          "--grid=int, 1, 1", "--num_warps=2", "--num_stages=1", "--target=cuda:80",

@@ -67,8 +67,8 @@ def test_reset_to_zero_is_part_of_the_algo(tmp_path):
 
 
 def test_tuning_fingerprint():
-    from triton_aot import tuning
-    from triton_aot import record_reader
+    from triton_aot.contract import tuning_table as tuning
+    from triton_aot.contract import record_reader
     with_reset, plain = (record_reader.read(m) for m in libs.zero_variants()[1:4:2])
     assert tuning.record_fingerprint(with_reset) != tuning.record_fingerprint(plain)
     # algos without reset_to_zero keep the fingerprint they had (tables stay valid)
@@ -113,7 +113,7 @@ def test_record_refuses_hip(tmp_path):
 
 
 def test_record_round_trip():
-    from triton_aot import record_reader
+    from triton_aot.contract import record_reader
     meta = libs.zero_variants()[2]
     rec = record_reader.read(meta)
     assert [r.name for r in rec.reset_to_zero] == ["b_ptr", "x_ptr", "d_ptr"]

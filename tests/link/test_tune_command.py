@@ -1,4 +1,4 @@
-"""The tuning command (triton_aot.tune) on the CPU: a stub `torch` (events that read the fake
+"""The tuning command (triton_aot.tuning.tune) on the CPU: a stub `torch` (events that read the fake
 driver's launch records and charge each algo a made-up time per M) and the fake driver behind a
 library built by the harness. Checks the measured winners, the failure reasons ("exceeds
 resources", "failed: ..."), the table it writes and that it keeps another SM's device."""
@@ -12,8 +12,9 @@ import textwrap
 
 import harness
 from harness import arg, constexpr, variant
-from triton_aot import tuning
-from triton_aot import record_reader
+from triton_aot.contract import record_reader
+from triton_aot.contract import tuning_table as tuning
+from triton_aot.tuning import seed
 
 
 def tune_variants() -> list[dict]:
@@ -87,28 +88,30 @@ def run_tune(tmp_path, fake_dir, inputs=INPUTS, device=None, flags=()):
     (the process, the table it wrote). `device`: a device of the existing table besides an
     A100's."""
     metas = tune_variants()
-    lib = harness.build(tmp_path / "lib", "mm", metas, link_flags=("--tuning_key=M,N,K",))
+    description = tmp_path / "lib" / "mm.library.json"
+    lib = harness.build(tmp_path / "lib", "mm", metas,
+                        link_flags=("--tuning_key=M,N,K", f"--out_library={description}"))
     pack = tmp_path / "pack"
     (pack / "records").mkdir(parents=True)
+    (pack / "library.json").write_bytes(description.read_bytes())
     for m in metas:
         (pack / "records" / f"{m['symbol']}.json").write_text(json.dumps(m))
     (pack / "libmm.so").write_bytes(lib.so.read_bytes())
     (pack / "inputs.py").write_text(inputs)
     recs = {r.algo_index: r for r in map(record_reader.read, metas)}
-    old = tuning.empty_table("mm", ("M", "N", "K"), recs).with_device(
+    old = seed.empty_table("mm", ("M", "N", "K"), recs).with_device(
         tuning.Device("An A100", 80, "manual", (tuning.Point((1, 1, 1), (), 0),)))
     if device is not None:
         old = old.with_device(device)
     (pack / "table.json").write_text(old.to_json())
     out = tmp_path / "mm.tuning.json"
     (pack / "pack.json").write_text(json.dumps({
-        "library": "mm", "key": ["M", "N", "K"], "so": "libmm.so", "inputs": "inputs.py",
-        "table": str(out)}))
+        "library": "library.json", "so": "libmm.so", "inputs": "inputs.py", "table": str(out)}))
     (tmp_path / "stub" / "torch").mkdir(parents=True)
     (tmp_path / "stub" / "torch" / "__init__.py").write_text(STUB_TORCH)
     env = {"PYTHONPATH": f"{tmp_path / 'stub'}:{harness.REPO_ROOT}",
            "FAKE_LIBCUDA": str(fake_dir / "libcuda.so.1"), "PATH": "/usr/bin:/bin"}
-    p = subprocess.run([sys.executable, "-m", "triton_aot.tune", str(pack), "--reps", "3", *flags],
+    p = subprocess.run([sys.executable, "-m", "triton_aot.tuning.tune", str(pack), "--reps", "3", *flags],
                        capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stderr
     return p, tuning.read_table(out)
@@ -163,7 +166,7 @@ def test_finalists_are_retimed_and_take_the_median(monkeypatch):
     """A first timing that flatters one algo (a clock spike on another) is outvoted: the algos
     within FINALIST_MARGIN of the fastest are timed FINAL_ROUNDS more times, interleaved, and
     keep the median; the rest keep their single timing."""
-    from triton_aot import tune
+    from triton_aot.tuning import tune
     later = {0: [10.0, 10.2], 1: [9.6, 9.7]}  # algo 1 is really faster
     calls = []
 

@@ -1,4 +1,4 @@
-"""Tuned dispatch (NAME_auto, triton_aot.tuning) against the fake driver: the algo the table
+"""Tuned dispatch (NAME_auto, triton_aot.contract.tuning_table) against the fake driver: the algo the table
 chose on its points, the neighbours' vote between them, the call's hint class, the default algo
 on an SM the table lacks, the C lookup bit for bit equal to the Python reference, and the link
 errors of stale or mismatched tables."""
@@ -13,8 +13,9 @@ from hypothesis import given, settings, strategies as st
 
 import harness
 from harness import arg, constexpr, variant
-from triton_aot import tuning, tuning_reach
-from triton_aot import record_reader
+from triton_aot.contract import record_reader
+from triton_aot.contract import tuning_table as tuning
+from triton_aot.tuning import seed, tuning_reach
 
 BLOCKS = (16, 32, 64)
 
@@ -30,7 +31,7 @@ def mm_variants(blocks=BLOCKS, archs=(80, 90)) -> list[dict]:
 def table_for(metas: list[dict], devices: list[tuning.Device], name: str = "mm",
               key=("M", "N", "K")) -> tuning.Table:
     recs = {r.algo_index: r for r in map(record_reader.read, metas)}
-    t = tuning.empty_table(name, key, recs)
+    t = seed.empty_table(name, key, recs)
     for d in devices:
         t = t.with_device(d)
     return t
@@ -219,7 +220,7 @@ def test_seed_from_triton_autotune_cache(tmp_path):
         "key": [512, 512, 512, "torch.float16", "torch.float16", "torch.float16"],
         "configs_timings": [[cfg(16), [0.02, 0.019, 0.021]], [cfg(32), [0.01, 0.009, 0.011]],
                             [cfg(64), [float("inf")] * 3]]}))
-    t = tuning.seed_from_autotune_cache(tuning.empty_table("mm", ("M", "N", "K"), recs), recs,
+    t = seed.seed_from_autotune_cache(seed.empty_table("mm", ("M", "N", "K"), recs), recs,
                                         [cache / "mm_kernel.autotune.json"], "GPU X", 90)
     (p,) = t.device(90).points
     assert p.key == (512, 512, 512) and p.winner == 1

@@ -5,7 +5,7 @@ Each case is data: where the mistake is made (`layer`), which tool sees it (`too
 and the fragments the message must contain: `culprit` (names the attribute / flag / entry / file /
 token that is wrong) and `fix` (says what to do). The runners are
 
-  test_catalogue.py      compile and link cases: `python -m triton_aot.compile|link` as
+  test_catalogue.py      compile and link cases: `python -m triton_aot.compile.compile|link` as
                          subprocesses; exit code 1, one `error: ` message with every fragment,
                          no Python traceback (and one traceback each with --verbose);
   rule_failures.bzl      rule cases: analysis-failure tests (bazel_skylib analysistest) of a
@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from triton_aot import reset_to_zero, targets
+from triton_aot.core import reset_to_zero, targets
 
-# The target cases follow the targets table (triton_aot/targets.py), as the rule and the tool do.
+# The target cases follow the targets table (triton_aot/core/targets.py), as the rule and the tool do.
 OLDEST_SM = targets.CUDA_ARCHS[0]
 TOO_OLD_SM = OLDEST_SM - 10  # older than any supported triton compiles for
 NO_TRITON_SM = 99  # newer than any supported triton compiles for
@@ -252,7 +252,7 @@ COMPILE_CASES = [
          flags={"num_warps": "3"}),
     Case("num_warps_not_int", "compile flag", "compile",
          "`--num_warps=four`",
-         ("flag --num_warps=four",), ("see `python -m triton_aot.compile --help`",),
+         ("flag --num_warps=four",), ("see `python -m triton_aot.compile.compile --help`",),
          flags={"num_warps": "four"}),
     Case("num_stages_zero", "compile flag", "compile",
          "`--num_stages=0`",
@@ -627,19 +627,19 @@ def _v(symbol, **kw):
 
 
 _LINK_MESSAGE_FIX = (
-    "triton_aot/link.py build_plan/_order_algos: end these messages with what to do: "
+    "triton_aot/emit_c/link.py build_plan/_order_algos: end these messages with what to do: "
     "different argument lists -> \"; every variant of a library must come from the same "
     "--signature\"; duplicate variants -> \"; remove one, or give them different hints\"; "
     "duplicate symbol -> \"; give each variant its own --symbol\"; algo_index gap -> \"; number "
     "the algos 0..N-1 without gaps\"; shared algo_index -> \"; give each algo its own algo_index\"")
 _LINK_MALFORMED_FIX = (
-    "triton_aot/link.py load_variant: check the shape of the metadata (args: list of objects "
+    "triton_aot/emit_c/link.py load_variant: check the shape of the metadata (args: list of objects "
     "with a str 'name' and 'type' or constexpr=true; target: an object; num_warps/num_stages: "
     "ints) and raise LinkError(f\"{path}: malformed variant metadata: <what>; regenerate it with "
-    "triton_aot.compile\"); and in main() catch any other Exception like triton_aot.compile "
-    "does (\"error: internal error in triton_aot.link: ... (rerun with --verbose ...)\")")
+    "triton_aot.compile.compile\"); and in main() catch any other Exception like triton_aot.compile.compile "
+    "does (\"error: internal error in triton_aot.emit_c.link: ... (rerun with --verbose ...)\")")
 _LINK_WRITE_FIX = (
-    "triton_aot/link.py link(): wrap the output writes in try/except OSError and raise "
+    "triton_aot/emit_c/link.py link(): wrap the output writes in try/except OSError and raise "
     "LinkError(f\"--out_c/--out_h: cannot write {path}: {e.strerror}\")")
 
 LINK_CASES = [
@@ -666,7 +666,7 @@ LINK_CASES = [
                    _v("copy_a1_sm90", algo_index=1, num_warps=8))),
     Case("link_launch_arg_clash", "link input", "link",
          "a record whose launch argument is also a kernel argument",
-         ("launch argument 'n' clashes with a kernel argument",), ("regenerate it with triton_aot.compile",),
+         ("launch argument 'n' clashes with a kernel argument",), ("regenerate it with triton_aot.compile.compile",),
          variants=(_v("copy_sm90", set={"launch_args": [
              {"name": "n", "type": "i32", "ctype": "int32_t"}]}),)),
     Case("link_args_disagree", "link input", "link",
@@ -727,16 +727,16 @@ LINK_CASES = [
     Case("link_not_variant", "link input", "link",
          "a JSON file that is not variant metadata",
          ("v0.json is not a rules_triton.variant.v2 variant metadata file",),
-         ("pass the --out_json files of triton_aot.compile",),
+         ("pass the --out_json files of triton_aot.compile.compile",),
          variants=({"text": "{\"format\": \"something else\"}"},)),
     Case("link_malformed_args", "link input", "link",
          "variant metadata whose argument lacks its name",
-         ("v0.json", "malformed variant metadata"), ("regenerate it with triton_aot.compile",),
+         ("v0.json", "malformed variant metadata"), ("regenerate it with triton_aot.compile.compile",),
          variants=(_v("copy_sm90", arg_set={0: {"name": None}}),),
          needs_fix=_LINK_MALFORMED_FIX),
     Case("link_malformed_target", "link input", "link",
          "variant metadata whose target is a string",
-         ("v0.json", "malformed variant metadata"), ("regenerate it with triton_aot.compile",),
+         ("v0.json", "malformed variant metadata"), ("regenerate it with triton_aot.compile.compile",),
          variants=(_v("copy_sm90", set={"target": "cuda:90"}),),
          needs_fix=_LINK_MALFORMED_FIX),
     Case("link_missing_input", "link input", "link",
@@ -1106,7 +1106,7 @@ RULE_CASES += [
          "`algos = [\"BLOCK=64\"]` instead of triton_algo(...)",
          ("attribute 'algos': algos[0] is not a triton_algo(...) value",), ("BLOCK=64",),
          attrs='algos = ["BLOCK=64"]'),
-    # Analysis-time type names come from triton_aot/triton_types.py
+    # Analysis-time type names come from triton_aot/core/triton_types.py
     # (rules/private/generated/triton_types.bzl): `f32` is no Triton type there, so it is a constexpr name, and the message says both.
     Case("rule_signature_unknown_type_f32", "rule attribute", "rule",
          "`f32` for fp32 in the signature (no Triton type is spelt f32)",
@@ -1164,7 +1164,7 @@ LINK_CASES += [
     Case("link_tensordesc_without_tma", "link input", "link",
          "a record whose tensor descriptor has no TMA encoding (`tma` missing)",
          ("argument 'in_desc': 'tma' must be an object",),
-         ("regenerate it with triton_aot.compile",),
+         ("regenerate it with triton_aot.compile.compile",),
          variants=(_v("desc_sm90", args="desc", kernel_name="desc_copy_kernel",
                       arg_set={0: {"tma": None}}),)),
 ]

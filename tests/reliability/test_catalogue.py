@@ -30,10 +30,13 @@ import catalogue  # noqa: E402
 import update_catalogue  # noqa: E402
 
 import triton_aot  # noqa: E402
-from triton_aot import abi, variant  # noqa: E402
+from triton_aot.contract import variant  # noqa: E402
+from triton_aot.core import abi  # noqa: E402
 
 REPO = Path(triton_aot.__file__).resolve().parent.parent
 # and the rule cases refused at build, by the compile tool as the library's action runs it
+# The catalogue's tools, by the module that runs them.
+TOOL_MODULES = {"compile": "triton_aot.compile.compile", "link": "triton_aot.emit_c.link"}
 TOOL_CASES = [c for c in catalogue.CASES if c.tool in ("compile", "link") or c.at_build]
 
 
@@ -59,7 +62,7 @@ def _arg(name, ty, hint):
 
 
 def link_metadata(spec: dict) -> dict:
-    """Variant metadata as triton_aot.compile writes it, from a catalogue variant spec."""
+    """Variant metadata as triton_aot.compile.compile writes it, from a catalogue variant spec."""
     spec = dict(spec)
     args = [_arg(*a) for a in catalogue.LINK_ARGS[spec.pop("args", "copy")]]
     edits, arg_edits = spec.pop("set", {}), spec.pop("arg_set", {})
@@ -135,7 +138,7 @@ def run_case(case, root: Path, verbose: bool = False) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TRITON_", "PYTHON"))}
     env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", HOME=str(home),
                TMPDIR=str(dirs["TMP"]))
-    proc = subprocess.run([sys.executable, "-m", f"triton_aot.{tool}", *argv],
+    proc = subprocess.run([sys.executable, "-m", TOOL_MODULES[tool], *argv],
                           capture_output=True, text=True, env=env, cwd=dirs["TMP"], timeout=300)
     return {"argv": argv, "rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,
             "outputs": sorted(str(p.relative_to(dirs["OUT"])) for p in dirs["OUT"].rglob("*")),
@@ -262,7 +265,7 @@ def runtime_program(tmp_path_factory):
     (d / "desc_rt.json").write_text(json.dumps(_RUNTIME_RECORD))
     (d / "desc_rt.cubin").write_bytes(_RUNTIME_IMAGE)
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    subprocess.run([sys.executable, "-m", "triton_aot.link", "--name=desc_rt",
+    subprocess.run([sys.executable, "-m", "triton_aot.emit_c.link", "--name=desc_rt",
                     f"--out_c={d}/desc_rt.c", f"--out_h={d}/desc_rt.h", str(d / "desc_rt.json")],
                    check=True, env=env)
     (d / "main.c").write_text(_RUNTIME_MAIN)

@@ -34,13 +34,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from triton_aot import abi, c_variant
-from triton_aot import compile as tool
-from triton_aot import grid as G
-from triton_aot import binding as B
-from triton_aot import signature as S
-from triton_aot.errors import UserError
-from triton_aot.variant import Target
+from triton_aot.compile import compile as tool
+from triton_aot.contract.variant import Target
+from triton_aot.core import abi
+from triton_aot.core import binding as B
+from triton_aot.core import grid as G
+from triton_aot.core import signature as S
+from triton_aot.core.errors import UserError
+from triton_aot.emit_c import c_variant
 
 RUNTIME_DIR = Path(__file__).resolve().parent.parent.parent / "runtime"  # trt_runtime.h
 
@@ -236,8 +237,8 @@ FAKE_CUBIN = b"\x7fELF fake cubin for the fuzz tests\x00"
 def render(sig: B.BoundSignature, grid: G.Grid, symbol: str, launch_args=()) -> str | None:
     """The variant C the compile tool would write for this signature and grid (None when the
     tool would reject it in codegen, which it reports as a UserError)."""
-    args = types.SimpleNamespace(symbol=symbol, algo_index=0, num_stages=3,
-                                 launch_cooperative_grid=False, launch_pdl=False,
+    args = types.SimpleNamespace(symbol=symbol, algo_index=0, specialization_index=None,
+                                 num_stages=3, launch_cooperative_grid=False, launch_pdl=False,
                                  embed_ptx=False, export_symbols=False, outputs={})
     compiled = types.SimpleNamespace(entry_name="fuzz_kernel", cubin=FAKE_CUBIN, num_warps=4,
                                      num_ctas=1, shared=0, global_scratch_size=0,

@@ -100,7 +100,7 @@ class Sandbox:
         return env
 
     def compile_argv(self) -> list:
-        return ([sys.executable, "-B", "-s", "-m", "triton_aot.compile",
+        return ([sys.executable, "-B", "-s", "-m", "triton_aot.compile.compile",
                  f"--kernel_path={self.src / 'kernels.py'}", *COMPILE_FLAGS]
                 + [f"--out_{o}={self.out / ('v.' + o)}" for o in OUTPUTS])
 
@@ -140,7 +140,7 @@ def test_link_writes_only_its_outputs(tmp_path):
     env = box.env(home=None)
     subprocess.run(box.compile_argv(), cwd=box.cwd, env=env, check=True, capture_output=True)
     meta = box.out / "v.json"
-    argv = [sys.executable, "-B", "-s", "-m", "triton_aot.link", "--name=copy",
+    argv = [sys.executable, "-B", "-s", "-m", "triton_aot.emit_c.link", "--name=copy",
             f"--out_c={box.out / 'copy_dispatch.c'}", f"--out_h={box.out / 'copy.h'}", str(meta)]
     _run_and_check(box, argv, env, {f"v.{o}" for o in OUTPUTS} | {"copy_dispatch.c", "copy.h"})
 
@@ -151,7 +151,7 @@ def test_autotune_configs_writes_only_its_output(tmp_path):
     box = Sandbox(tmp_path)
     outs = []
     for name in ("a.bzl", "b.bzl"):
-        argv = [sys.executable, "-B", "-s", "-m", "triton_aot.autotune_configs",
+        argv = [sys.executable, "-B", "-s", "-m", "triton_aot.compile.autotune_configs",
                 f"--kernel_path={box.src / 'kernels.py'}", "--kernels=tuned_copy_kernel",
                 "--bzl_name=algos.bzl", f"--out={box.out / name}"]
         _run_and_check(box, argv, box.env(home=None), set(outs) | {name})
@@ -228,7 +228,7 @@ def test_link_output_does_not_depend_on_paths(tmp_path):
         d.mkdir(parents=True)
         shutil.copy(box.out / "v.json", d / "copy_a0_s0_sm80.json")
         shutil.copy(box.out / "v.cubin", d / "v.cubin")  # the image the record names
-        subprocess.run([sys.executable, "-B", "-s", "-m", "triton_aot.link", "--name=copy",
+        subprocess.run([sys.executable, "-B", "-s", "-m", "triton_aot.emit_c.link", "--name=copy",
                         f"--out_c={d / 'copy_dispatch.c'}", f"--out_h={d / 'copy.h'}",
                         str(d / "copy_a0_s0_sm80.json")], cwd=d, env=env, check=True)
         outputs.append(((d / "copy_dispatch.c").read_bytes(), (d / "copy.h").read_bytes()))

@@ -30,6 +30,15 @@ def _basenames(files):
 
 # --- action counts and mnemonics -------------------------------------------------------------
 
+def _tool_stages(action):
+    """The stages of triton_aot (its subfolders) among an action's inputs."""
+    stages = {}
+    for f in action.inputs.to_list():
+        parts = ("/" + f.short_path).split("/triton_aot/")
+        if len(parts) == 2 and "/" in parts[1]:
+            stages[parts[1].split("/")[0]] = True
+    return stages
+
 def _actions_test_impl(ctx):
     env = analysistest.begin(ctx)
     actions = analysistest.target_actions(env)
@@ -55,15 +64,15 @@ def _actions_test_impl(ctx):
     for flag in ("signature", "constexprs"):
         asserts.equals(env, _flag_values(algo0, flag), _flag_values(check, flag), "the import check's --" + flag)
 
-    # The compile actions take only the modules the compile tool imports: an edit to the link,
-    # tuning or torch-op code re-runs none of them. The link takes the whole package.
-    for action in _compile_actions(env) + [check]:
-        tools = [f.basename for f in action.inputs.to_list() if "/triton_aot/" in "/" + f.short_path]
-        asserts.true(env, "compile.py" in tools, "the compile tool is an input")
-        for module in ("torch_ops.py", "tune.py", "tuning.py", "call_hints.py", "link.py"):
-            asserts.false(env, module in tools, module + " is no input of " + action.mnemonic)
+    # The compile stage's actions take only the stages the compile tool imports: an edit to
+    # triton_aot/tuning/ or triton_aot/torch/ re-runs none of them.
+    for action in _compile_actions(env) + [check] + _actions(env, "TritonSass"):
+        stages = _tool_stages(action)
+        asserts.true(env, "compile" in stages, "the compile stage is an input of " + action.mnemonic)
+        for stage in ("tuning", "torch"):
+            asserts.false(env, stage in stages, "triton_aot/" + stage + " is no input of " + action.mnemonic)
     link = _actions(env, "TritonLink")[0]
-    asserts.true(env, "link.py" in [f.basename for f in link.inputs.to_list()], "the link tool is an input")
+    asserts.equals(env, ["contract", "core", "emit_c"], sorted(_tool_stages(link).keys()), "the link takes its stage and the ones it imports")
 
     # The library's one C file; the runtime is compiled once, by //runtime, not per library.
     asserts.equals(env, 1, counts.get("CppCompile", 0), "one translation unit per library")
@@ -100,7 +109,7 @@ def _argv_test_impl(ctx):
             asserts.equals(env, ["n:16 out_ptr:16 x_ptr:16 y_ptr:16"], _flag_values(action, "hints"))
         else:
             asserts.equals(env, [], _flag_values(action, "hints"))
-        asserts.true(env, "triton_aot.compile" in action.argv, "runs the compile tool")
+        asserts.true(env, "triton_aot.compile.compile" in action.argv, "runs the compile tool")
 
         # The variant record and the images it names, side by side; no C from compile actions.
         prefix = "bazel-out/"
@@ -127,13 +136,15 @@ def _link_test_impl(ctx):
     inputs = [f for f in link.inputs.to_list() if "/_triton/add/" in f.path]
     for ext in ("json", "cubin", "ptx"):
         asserts.equals(env, 8, len([f for f in inputs if f.extension == ext]), "link inputs: 8 ." + ext)
-    asserts.equals(env, ["add.c", "add.h"], _basenames(link.outputs.to_list()))
+    asserts.equals(env, ["add.c", "add.h", "add.library.json"], _basenames(link.outputs.to_list()))
     asserts.equals(env, ["add"], _flag_values(link, "name"))
+    out_library = _flag_values(link, "out_library")
+    asserts.true(env, len(out_library) == 1 and out_library[0].endswith("/tests/rules/add.library.json"), "--out_library: {}".format(out_library))
     out_c = _flag_values(link, "out_c")
     asserts.true(env, len(out_c) == 1 and out_c[0].endswith("/tests/rules/add.c"), "--out_c: {}".format(out_c))
-    records = [arg for arg in link.argv if arg.endswith(".json")]
+    records = [arg for arg in link.argv if arg.endswith(".json") and not arg.startswith("--")]
     asserts.equals(env, 8, len(records), "every variant record on the command line")
-    asserts.true(env, "triton_aot.link" in link.argv, "runs the link tool")
+    asserts.true(env, "triton_aot.emit_c.link" in link.argv, "runs the link tool")
 
     # The C++ compile takes exactly the link tool's C file.
     compiles = _actions(env, "CppCompile")
@@ -336,7 +347,8 @@ def _tuning_test_impl(ctx):
     asserts.true(env, "libadd_tuned_tune.so" in names, "tuning group: the shared library: {}".format(names))
     asserts.true(env, "add_tuned.tuning.json" in names and "add_kernel.py" in names, "tuning group: table and inputs")
     asserts.equals(env, 2, len([n for n in names if n.endswith(".cubin")]), "tuning group: the cubins (2 algos, 1 target)")
-    asserts.true(env, "add_tuned.tuning_pack.json" in names, "tuning group: the rule's tuning settings for tools/tune")
+    asserts.true(env, "add_tuned.library.json" in names, "tuning group: the library description (with the rule's tuning settings) for tools/tune")
+    asserts.equals(env, ["tests/rules/add_tuned.tuning.json"], _flag_values(link, "tuning_place"), "where tools/tune writes the table")
     return analysistest.end(env)
 
 tuning_test = analysistest.make(_tuning_test_impl)

@@ -1,6 +1,6 @@
 """No py_test or py_binary of this repository gets a made-up __init__.py in its runfiles.
 
-This test's runfiles hold triton_aot/env_fingerprint.py and no triton_aot/__init__.py, the
+This test's runfiles hold triton_aot/compile/env_fingerprint.py and no triton_aot/__init__.py, the
 pattern that makes Bazel's legacy runfiles logic create an empty triton_aot/__init__.py, a file
 Bazel can then write through a runfiles symlink into the checkout (emptying the real one). It is
 a plain py_test, without legacy_create_init, so it checks the repository-wide setting
@@ -28,7 +28,7 @@ class RunfilesInitTest(unittest.TestCase):
     def test_fingerprint_module_is_present(self):
         root = os.environ["RUNFILES_DIR"]
         self.assertTrue(os.path.isfile(os.path.join(root, "_main", "triton_aot",
-                                                    "env_fingerprint.py")))
+                                                    "compile", "env_fingerprint.py")))
 
     def test_no_made_up_init_files(self):
         self.assertEqual(made_up_inits(os.environ["RUNFILES_DIR"]), [])

@@ -1,7 +1,7 @@
 """The generated runtime under ThreadSanitizer and AddressSanitizer + UBSan, against the fake driver.
 
 Libraries are generated the way the rules generate them (the link tool over variant records,
-triton_aot.link writing the library C, grids through triton_aot.grid), with fake driver images
+triton_aot.emit_c.link writing the library C, grids through triton_aot.core.grid), with fake driver images
 instead of cubins. The library, the fake libcuda.so.1 and the test program are all built with
 the sanitizer. Programs:
 
@@ -25,11 +25,12 @@ from pathlib import Path
 
 import pytest
 
-from triton_aot import abi, record_reader, variant
-from triton_aot import grid as G
-from triton_aot import link
-from triton_aot import binding as B
-from triton_aot import signature as S
+from triton_aot.contract import record_reader, variant
+from triton_aot.core import abi
+from triton_aot.core import binding as B
+from triton_aot.core import grid as G
+from triton_aot.core import signature as S
+from triton_aot.emit_c import link
 
 HERE = Path(__file__).absolute().parent
 FAKE_SRC = HERE.parent / "fake_cuda"

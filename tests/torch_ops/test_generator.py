@@ -2,31 +2,37 @@
 op and the attribute, and the modules it writes for every accepted declaration, which compile.
 """
 
-import json
-
 import pytest
 
-from triton_aot import torch_ops as gen
-from triton_aot.errors import UserError
+from triton_aot.contract import library
+from triton_aot.core.errors import UserError
+from triton_aot.torch import torch_ops as gen
 
 
 # --- the generator's own refusals (no Bazel): each names the op and what to write ------------
 
-HEADER = """
-RULES_TRITON_API CUresult k(CUstream stream, CUdeviceptr x_ptr, CUdeviceptr out_ptr, int32_t n, int algo_id);
-RULES_TRITON_API CUresult k_default(CUstream stream, CUdeviceptr x_ptr, CUdeviceptr out_ptr, int32_t n);
-"""
+def _write_library(tmp_path, params, specializations=((("x_ptr", 16), ("out_ptr", 16)),)):
+    """A library description of `k` (NAME and NAME_default) whose parameters after the stream are
+    `params`: (C name, C type, kernel parameter, signature type)."""
+    stream = library.Param("stream", "CUstream", None, None)
+    args = tuple(library.Param(*p) for p in params)
+    description = library.Library(
+        name="k", header="k.h", backend="cuda",
+        functions=(library.Function("k", "algo", (stream, *args,
+                                                   library.Param("algo_id", "int", None, None))),
+                   library.Function("k_default", "default", (stream, *args))),
+        algos=(library.Algo(0, "BLOCK=128 num_warps=4 num_stages=3", "0" * 16),),
+        specializations=specializations,
+        variants=(library.Variant("k_a0_s0_sm90", 0, 0, "cuda:90"),),
+        tuning=None)
+    (tmp_path / "k.library.json").write_text(description.to_json())
+    return {"description": str(tmp_path / "k.library.json"), "include": "k.h"}
 
 
 def _lib(tmp_path):
-    (tmp_path / "k.h").write_text(HEADER)
-    record = {"symbol": "k_a0_s0_sm90", "args": [
-        {"name": "x_ptr", "type": "*fp32", "hint": 16, "constexpr": False},
-        {"name": "out_ptr", "type": "*fp32", "hint": 16, "constexpr": False},
-        {"name": "n", "type": "i32", "hint": None, "constexpr": False}]}
-    (tmp_path / "r.json").write_text(json.dumps(record))
-    return {"name": "k", "header": str(tmp_path / "k.h"), "include": "k.h",
-            "records": [str(tmp_path / "r.json")]}
+    return _write_library(tmp_path, [("x_ptr", "CUdeviceptr", "x_ptr", "*fp32"),
+                                     ("out_ptr", "CUdeviceptr", "out_ptr", "*fp32"),
+                                     ("n", "int32_t", "n", "i32")])
 
 
 @pytest.mark.parametrize("spec,message", [
@@ -150,19 +156,25 @@ def test_fake_checks_keep_sizes_symbolic(tmp_path):
 def test_op_binds_parameters_by_their_kernel_names(tmp_path):
     """A parameter C cannot use as it is (CU_SEQLENS) is trt_CU_SEQLENS in the header; the op's
     declaration still names it as the kernel does."""
-    (tmp_path / "k.h").write_text(
-        "RULES_TRITON_API CUresult k_default(CUstream stream, CUdeviceptr x_ptr, "
-        "CUdeviceptr trt_CU_SEQLENS, int32_t trt_int);\n")
-    record = {"symbol": "k_a0_s0_sm90", "args": [
-        {"name": "x_ptr", "type": "*fp32", "hint": 16, "constexpr": False},
-        {"name": "CU_SEQLENS", "type": "*i32", "hint": 16, "constexpr": False},
-        {"name": "int", "type": "i32", "hint": None, "constexpr": False}]}
-    (tmp_path / "r.json").write_text(json.dumps(record))
-    lib = {"name": "k", "header": str(tmp_path / "k.h"), "include": "k.h",
-           "records": [str(tmp_path / "r.json")]}
+    lib = _write_library(tmp_path, [("x_ptr", "CUdeviceptr", "x_ptr", "*fp32"),
+                                    ("trt_CU_SEQLENS", "CUdeviceptr", "CU_SEQLENS", "*i32"),
+                                    ("trt_int", "int32_t", "int", "i32")],
+                         ((("x_ptr", 16), ("CU_SEQLENS", 16)),))
     op = gen.build_op("o", {"args": ["x", "seqlens"],
                             "bind": {"x_ptr": "x", "CU_SEQLENS": "seqlens", "int": "x.numel()"}},
                       lib)
     assert [b.param.name for b in op.bindings] == ["x_ptr", "CU_SEQLENS", "int"]
     gen.render_cc("ns", "//k:ops", [op])
     gen.check_python(gen.render_py("ns", "//k:ops", "libops.so", [op]), "libops.so")
+
+
+def test_library_description_of_another_format(tmp_path):
+    """The generator reads a library only through its description; anything else is one line."""
+    (tmp_path / "k.library.json").write_text('{"format": "rules_triton.variant.v2"}')
+    with pytest.raises(UserError) as info:
+        gen.build_op("o", {"args": ["x"]}, {"description": str(tmp_path / "k.library.json"),
+                                            "include": "k.h"})
+    assert info.value.message == (
+        f"{tmp_path / 'k.library.json'}: format 'rules_triton.variant.v2' is not "
+        "'rules_triton.library.v1': not a library description of this rules_triton (rebuild "
+        "the library)")

@@ -14,7 +14,7 @@ _ENV_VAR = "RULES_TRITON_VERSION_PYTHONS"
 def _triton_versions_repository_impl(rctx):
     pythons = {}
     problems = {}
-    script = rctx.path(Label("//triton_aot:env_fingerprint.py"))
+    script = rctx.path(Label("//triton_aot/compile:env_fingerprint.py"))
     for item in rctx.os.environ.get(_ENV_VAR, "").split(","):
         item = item.strip()
         if not item:

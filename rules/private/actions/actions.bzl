@@ -66,12 +66,12 @@ def run_triton_tool(
         mnemonic,
         progress_message,
         execution_requirements = None):
-    """Runs `python -B -s -m triton_aot.<module> --flagfile=...` in the Triton toolchain.
+    """Runs `python -B -s -m triton_aot.<stage>.<module> --flagfile=...` in the Triton toolchain.
 
     Args:
       ctx: the rule context.
       toolchain: the `TritonToolchainInfo` (see `find_triton_exec_toolchain`).
-      module: the tool's module in triton_aot (`compile`, `link`, `disasm`).
+      module: the tool's module in triton_aot, `STAGE.MODULE` (`compile.compile`, `emit_c.link`).
       args: the tool's flags, from `tool_args`.
       inputs: list or depset of the files the tool reads (besides the toolchain's).
       outputs: list of the files it writes.
@@ -89,8 +89,9 @@ def run_triton_tool(
         arguments = ["-B", "-s", "-m", "triton_aot." + module, args],
         inputs = inputs,
         # As tools (not plain inputs): a worker key hashes them, so a change to the tools
-        # restarts persistent workers. The compile tool gets only the modules it imports.
-        tools = toolchain.compile_tool_inputs if module == "compile" else toolchain.tool_inputs,
+        # restarts persistent workers. Only the tool's stage and the stages it imports: an edit
+        # to the tuning or torch stage re-runs no compile.
+        tools = toolchain.stage_tool_inputs[module.split(".")[0]],
         outputs = outputs,
         mnemonic = mnemonic,
         progress_message = progress_message,
@@ -160,7 +161,7 @@ def check_kernel_import(ctx, toolchain, *, source, targets, algo, worker):
     run_triton_tool(
         ctx,
         toolchain,
-        module = "compile",
+        module = "compile.compile",
         args = args,
         inputs = source.inputs if not source.file else depset([source.file], transitive = [source.inputs]),
         outputs = [out],
@@ -192,7 +193,7 @@ def compile_variant(ctx, toolchain, *, source, kernel_params, variant, worker):
       source: the `kernel_source` struct (file, inputs, import_roots).
       kernel_params: the output of `check_kernel_import` (or None when the library has one
         variant): an input only so that no variant compiles before the kernel imported once.
-      variant: struct(symbol, algo, algo_index, hints, target, embed_ptx, launch_args).
+      variant: struct(symbol, algo, algo_index, spec_index, hints, target, embed_ptx, launch_args).
       worker: whether to run in a persistent worker.
 
     Returns:
@@ -233,13 +234,14 @@ def compile_variant(ctx, toolchain, *, source, kernel_params, variant, worker):
     args.add(variant.target, format = "--target=%s")
     args.add(variant.symbol, format = "--symbol=%s")
     args.add(variant.algo_index, format = "--algo_index=%s")
+    args.add(variant.spec_index, format = "--specialization_index=%s")
     for key in ["json"] + groups:
         args.add(outputs[key], format = "--out_" + key + "=%s")
 
     run_triton_tool(
         ctx,
         toolchain,
-        module = "compile",
+        module = "compile.compile",
         args = args,
         inputs = depset([f for f in [kernel_params, source.file] if f], transitive = [source.inputs]),
         outputs = outputs.values(),
@@ -273,7 +275,7 @@ def disassemble(ctx, toolchain, *, symbol, cubin):
     run_triton_tool(
         ctx,
         toolchain,
-        module = "disasm",
+        module = "compile.disasm",
         args = args,
         inputs = [cubin],
         outputs = [sass],
@@ -283,7 +285,7 @@ def disassemble(ctx, toolchain, *, symbol, cubin):
     return sass
 
 def link_library(ctx, toolchain, *, c_name, metadata, images, tuning = None):
-    """The TritonLink action: the library's header and its one C file, from the variant records.
+    """The TritonLink action: the library's header, C file and description, from the records.
 
     Args:
       ctx: the rule context.
@@ -291,11 +293,12 @@ def link_library(ctx, toolchain, *, c_name, metadata, images, tuning = None):
       c_name: the C API prefix.
       metadata: list of the variants' JSON Files (in variant order).
       images: list of the cubin and PTX Files the records name (the link tool embeds them).
-      tuning: struct(table = File or None, key = list of names, default_algo = int), or None:
-        the tuned dispatch NAME_auto (triton_aot.tuning).
+      tuning: struct(table = File or None, key = list of names, default_algo = int, stale_ok,
+        place = the table's path in its workspace), or None: the tuned dispatch NAME_auto
+        (triton_aot.contract.tuning_table).
 
     Returns:
-      struct(c = File, h = File).
+      struct(c = File, h = File, description = File: the library description).
     """
     header = ctx.attr.header or (c_name + ".h")
     out_h = ctx.actions.declare_file(header)
@@ -303,10 +306,14 @@ def link_library(ctx, toolchain, *, c_name, metadata, images, tuning = None):
     # The C file includes its header by file name, so both sit in the same folder.
     header_dir = header.rpartition("/")[0]
     out_c = ctx.actions.declare_file((header_dir + "/" if header_dir else "") + c_name + ".c")
+
+    # What the stages after the link read (the torch ops, the tuner): contract/library.py.
+    out_library = ctx.actions.declare_file((header_dir + "/" if header_dir else "") + c_name + ".library.json")
     args = tool_args(ctx)
     args.add(c_name, format = "--name=%s")
     args.add(out_c, format = "--out_c=%s")
     args.add(out_h, format = "--out_h=%s")
+    args.add(out_library, format = "--out_library=%s")
     if ctx.attr.embed_ptx:
         args.add("--embed_ptx_fallback")
     tables = []
@@ -319,6 +326,7 @@ def link_library(ctx, toolchain, *, c_name, metadata, images, tuning = None):
         # The label as the user types it in the library's own workspace (for the retune command).
         label = "//{}:{}".format(ctx.label.package, ctx.label.name) if not ctx.label.workspace_name else str(ctx.label)
         args.add(label, format = "--tuning_label=%s")
+        args.add(tuning.place, format = "--tuning_place=%s")
         if tuning.table:
             args.add(tuning.table, format = "--tuning=%s")
             tables.append(tuning.table)
@@ -326,14 +334,14 @@ def link_library(ctx, toolchain, *, c_name, metadata, images, tuning = None):
     run_triton_tool(
         ctx,
         toolchain,
-        module = "link",
+        module = "emit_c.link",
         args = args,
         inputs = metadata + images + tables,
-        outputs = [out_c, out_h],
+        outputs = [out_c, out_h, out_library],
         mnemonic = "TritonLink",
         progress_message = "Linking Triton library %{label}",
     )
-    return struct(c = out_c, h = out_h)
+    return struct(c = out_c, h = out_h, description = out_library)
 
 def compile_c_library(ctx, *, c_file, header, runtime):
     """Compiles the library's one C file against the C runtime; returns the merged `CcInfo`.
@@ -395,10 +403,10 @@ def compile_c_library(ctx, *, c_file, header, runtime):
 def derive_tuning_hints(ctx, toolchain, *, c_name, record, inputs, tuning):
     """Writes NAME.tuning_hints.bzl: the JIT's hint patterns of the tuning calls.
 
-    `python3 -m triton_aot.call_hints` runs the `tuning_inputs` file's `make_args` on meta
+    `python3 -m triton_aot.tuning.call_hints` runs the `tuning_inputs` file's `make_args` on meta
     tensors; `tools/tune` copies the result beside the table, where the BUILD file loads it as
     the library's `specializations`. With a table, also the algos NAME_auto can launch through
-    each pattern (`SPECIALIZATION_ALGOS`, triton_aot.tuning_reach), the library's
+    each pattern (`SPECIALIZATION_ALGOS`, triton_aot.tuning.tuning_reach), the library's
     `specialization_algos`.
 
     Args:
@@ -424,7 +432,7 @@ def derive_tuning_hints(ctx, toolchain, *, c_name, record, inputs, tuning):
     run_triton_tool(
         ctx,
         toolchain,
-        module = "call_hints",
+        module = "tuning.call_hints",
         args = args,
         inputs = [inputs, record] + ([tuning.table] if tuning.table else []),
         outputs = [out],

@@ -5,13 +5,13 @@ load("@rules_cc//cc/common:cc_common.bzl", "cc_common")
 load(":actions.bzl", "run_triton_tool", "tool_args")
 
 def generate_torch_ops(ctx, toolchain, *, plan, inputs, out_cc, out_py):
-    """Runs `python -m triton_aot.torch_ops`: the op library's C++ source and Python module.
+    """Runs `python -m triton_aot.torch.torch_ops`: the op library's C++ source and Python module.
 
     Args:
       ctx: the rule context.
       toolchain: the `TritonToolchainInfo` whose interpreter runs the generator.
-      plan: the plan File (JSON: namespace, ops, each op's library header and records).
-      inputs: list of Files the plan names (headers, variant records).
+      plan: the plan File (JSON: namespace, ops, each op's library description and include).
+      inputs: list of Files the plan names (the library descriptions).
       out_cc: the C++ source File to write.
       out_py: the Python module File to write.
     """
@@ -22,7 +22,7 @@ def generate_torch_ops(ctx, toolchain, *, plan, inputs, out_cc, out_py):
     run_triton_tool(
         ctx,
         toolchain,
-        module = "torch_ops",
+        module = "torch.torch_ops",
         args = args,
         inputs = [plan] + inputs,
         outputs = [out_cc, out_py],

@@ -1,6 +1,6 @@
 """An algo's launch options (triton_algo(num_warps = 8, ...)), for validate.bzl.
 
-Generated from triton_aot/launch_options.py by tools/gen_concepts.py: do not edit.
+Generated from triton_aot/core/launch_options.py by tools/gen_concepts.py: do not edit.
 //tools:concepts_current_test fails when this file is stale.
 """
 

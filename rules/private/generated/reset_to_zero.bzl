@@ -1,6 +1,6 @@
 """The forms of an algo's reset_to_zero regions, for triton_algo and validate.bzl.
 
-Generated from triton_aot/reset_to_zero.py by tools/gen_concepts.py: do not edit.
+Generated from triton_aot/core/reset_to_zero.py by tools/gen_concepts.py: do not edit.
 //tools:concepts_current_test fails when this file is stale.
 """
 

@@ -1,6 +1,6 @@
 """Triton's signature type names, for the analysis-time checks in validate.bzl.
 
-Generated from triton_aot/triton_types.py by tools/gen_triton_types.py: do not edit.
+Generated from triton_aot/core/triton_types.py by tools/gen_triton_types.py: do not edit.
 //tools:triton_types_current_test fails when this file is stale.
 """
 

@@ -73,7 +73,7 @@ filegroup(
 """
 
 # The triton releases rules_triton is tested with (tools/version_matrix); see docs/triton_versions.md.
-# They are the releases of the targets table (triton_aot/targets.py).
+# They are the releases of the targets table (triton_aot/core/targets.py).
 SUPPORTED_TRITON = ", ".join(CUDA_ARCHS_BY_TRITON.keys())
 
 def _supported(version):
@@ -82,7 +82,7 @@ def _supported(version):
 
 def _write_fingerprint(rctx, interpreter):
     """fingerprint.json (see env_fingerprint.py); re-runs this rule when the environment changes."""
-    script = rctx.path(Label("//triton_aot:env_fingerprint.py"))
+    script = rctx.path(Label("//triton_aot/compile:env_fingerprint.py"))
     result = rctx.execute([interpreter, "-I", str(script)], environment = {"PYTHONNOUSERSITE": "1"}, quiet = True)
     if result.return_code != 0:
         fail("rules_triton: computing the environment fingerprint with {} failed: {}".format(interpreter, result.stderr))
@@ -172,7 +172,7 @@ def _archive_fingerprint(rctx, interpreter):
     """fingerprint.json of the unpacked archive, computed the way the actions run (-B -s)."""
     cache = rctx.path("scratch_unpacked")
     result = rctx.execute(
-        [rctx.path("launcher.sh"), "-B", "-s", str(rctx.path(Label("//triton_aot:env_fingerprint.py")))],
+        [rctx.path("launcher.sh"), "-B", "-s", str(rctx.path(Label("//triton_aot/compile:env_fingerprint.py")))],
         environment = {
             "PYTHONNOUSERSITE": "1",
             "PYTHONPATH": "",

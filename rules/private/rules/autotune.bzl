@@ -2,7 +2,7 @@
 
 Bazel decides a target's actions at analysis time, before any Python runs, so the configs (often
 built by code) cannot be read during the build of the library itself. Instead a build action
-evaluates them (`python -m triton_aot.autotune_configs`, one TritonAutotuneConfigs action) into
+evaluates them (`python -m triton_aot.compile.autotune_configs`, one TritonAutotuneConfigs action) into
 `ALGOS = {kernel: [triton_algo(...), ...]}`; the BUILD file loads the committed copy of that
 file, `bazel run :NAME.update` rewrites it, and the test `:NAME_test` fails when it is stale.
 Each config then is one algo of the library: one TritonCompile action per (config x
@@ -39,7 +39,7 @@ def _triton_autotune_configs_impl(ctx):
     run_triton_tool(
         ctx,
         toolchain,
-        module = "autotune_configs",
+        module = "compile.autotune_configs",
         args = args,
         inputs = depset([source.file] if source.file else [], transitive = [source.inputs]),
         outputs = [out],

@@ -18,7 +18,7 @@ def _targets(ctx):
         return ctx.attr.targets, "targets"
     return ctx.attr._default_targets[BuildSettingInfo].value, "--@rules_triton//:targets"
 
-def _tuning(ctx, backend, num_algos):
+def _tuning(ctx, backend, num_algos, c_name):
     """The tuned dispatch's settings, or None without `tuning_key`."""
     if not ctx.attr.tuning_key:
         if ctx.file.tuning:
@@ -33,6 +33,8 @@ def _tuning(ctx, backend, num_algos):
         key = ctx.attr.tuning_key,
         default_algo = ctx.attr.tuning_default_algo,
         stale_ok = ctx.attr._tuning_stale_ok[BuildSettingInfo].value,
+        # where the table lives in its workspace (the default when the rule names none yet)
+        place = ctx.file.tuning.short_path if ctx.file.tuning else (ctx.label.package + "/" if ctx.label.package else "") + c_name + ".tuning.json",
     )
 
 def _triton_kernel_library_impl(ctx):
@@ -79,6 +81,7 @@ def _triton_kernel_library_impl(ctx):
                     symbol = "{}_a{}_s{}_{}".format(c_name, algo_index, spec_index, arch if hip else "sm" + arch),
                     algo = algo,
                     algo_index = algo_index,
+                    spec_index = spec_index,
                     hints = hints,
                     target = target,
                     embed_ptx = arch == ptx_arch,
@@ -112,7 +115,7 @@ def _triton_kernel_library_impl(ctx):
 
     # The link tool embeds the images the records name: cubins (or hsacos) always, PTX for the
     # fallback. A HIP library is compiled with the HIP runtime.
-    tuning = _tuning(ctx, backend, len(algos))
+    tuning = _tuning(ctx, backend, len(algos), c_name)
     library = link_library(ctx, toolchain, c_name = c_name, metadata = metadata, images = ir["cubin"] + ir["ptx"] + ir["hsaco"], tuning = tuning)
     runtime = ctx.attr._hip_runtime if hip else ctx.attr._runtime
     compiled = compile_c_library(ctx, c_file = library.c, header = library.h, runtime = runtime[CcInfo])
@@ -121,24 +124,16 @@ def _triton_kernel_library_impl(ctx):
     groups["sass"] = depset(sass_files)
     groups["metadata"] = depset(metadata)
     groups["c_sources"] = depset([library.c, library.h])
+    groups["library_description"] = depset([library.description])
 
     # What tools/tune packs for the GPU machine: the library as a shared object, its records.
     # (The cubins let the GPU test tests/gpu_tune name the variant each launch ran.)
     tuning_files = [link_shared_library(ctx, compiled = compiled, runtime = runtime[CcInfo])] + metadata + ir["cubin"]
     tuning_files += [f for f in (ctx.file.tuning, ctx.file.tuning_inputs) if f]
     if tuning:
-        # What tools/tune needs to know about the library, so that it never guesses.
-        # (Not under _triton/<name>/, where packing scripts take every .json for a record.)
-        about = ctx.actions.declare_file(ctx.label.name + ".tuning_pack.json")
-        ctx.actions.write(about, json.encode({
-            "format": "rules_triton.tuning_pack.v1",
-            "library": c_name,
-            "key": ctx.attr.tuning_key,
-            "default_algo": ctx.attr.tuning_default_algo,
-            # where the table lives in its workspace (the default when the rule names none yet)
-            "table": ctx.file.tuning.short_path if ctx.file.tuning else (ctx.label.package + "/" if ctx.label.package else "") + c_name + ".tuning.json",
-        }))
-        tuning_files.append(about)
+        # What tools/tune needs to know about the library (its tuning settings among the rest),
+        # so that it never guesses.
+        tuning_files.append(library.description)
         if ctx.file.tuning_inputs:
             hints_bzl = derive_tuning_hints(ctx, toolchain, c_name = c_name, record = metadata[0], inputs = ctx.file.tuning_inputs, tuning = tuning)
             tuning_files.append(hints_bzl)
@@ -150,7 +145,7 @@ def _triton_kernel_library_impl(ctx):
         DefaultInfo(files = depset([library.h])),
         cc_info,
         OutputGroupInfo(**groups),
-        TritonKernelInfo(name = c_name, header = library.h, metadata = groups["metadata"], cubins = groups[backend["image"]]),
+        TritonKernelInfo(name = c_name, header = library.h, description = library.description, metadata = groups["metadata"], cubins = groups[backend["image"]]),
     ]
 
 triton_kernel_library = rule(
@@ -277,13 +272,13 @@ there is no table. CUDA only.""",
             allow_single_file = [".json"],
             doc = """The library's tuning table (format `rules_triton.tuning.v1`, e.g.
 `"matmul.tuning.json"` next to the BUILD file), written by `tools/tune` + `python3 -m
-triton_aot.tune` on the GPU machine, or seeded from Triton's autotune cache with `python3 -m
-triton_aot.tuning seed`. The build fails, naming the retune command, when the library's algos
+triton_aot.tuning.tune` on the GPU machine, or seeded from Triton's autotune cache with `python3 -m
+triton_aot.tuning.seed seed`. The build fails, naming the retune command, when the library's algos
 no longer match the ones the table was tuned with.""",
         ),
         "tuning_inputs": attr.label(
             allow_single_file = [".py"],
-            doc = """The inputs of the tuning command (`python3 -m triton_aot.tune`, on the GPU
+            doc = """The inputs of the tuning command (`python3 -m triton_aot.tuning.tune`, on the GPU
 machine): a Python file defining `KEY` (the `tuning_key` names), `SHAPES` (the key values to
 tune), `DTYPES` (library name -> torch dtype name) and `make_args(torch, dtype, **key)`, which
 returns the C API's arguments after the stream (tensors for pointers); optionally

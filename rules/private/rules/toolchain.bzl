@@ -43,7 +43,11 @@ def _triton_toolchain_impl(ctx):
     runtime = _python_runtime(ctx, ctx.attr.python)
     shared = [ctx.attr.templates[DefaultInfo].files]
     python_path = []
-    init_files = [f for f in ctx.files.tool if f.basename == "__init__.py" and f.dirname.endswith("triton_aot")]
+
+    # A stage's py_library: its sources, the stages it depends on, their data (the templates).
+    tool = ctx.attr.tool[DefaultInfo].default_runfiles.files
+    stages = {stage.label.name: stage[DefaultInfo].default_runfiles.files for stage in ctx.attr.stages}
+    init_files = [f for f in tool.to_list() if f.basename == "__init__.py" and f.dirname.endswith("triton_aot")]
     if len(init_files) != 1:
         fail("triton_toolchain: 'tool' must provide exactly one triton_aot/__init__.py")
     python_path.append(_import_root(init_files[0]))
@@ -81,8 +85,11 @@ def _triton_toolchain_impl(ctx):
             triton = TritonToolchainInfo(
                 interpreter = interpreter,
                 interpreter_path = interpreter_path,
-                tool_inputs = depset(direct, transitive = [ctx.attr.tool[DefaultInfo].files] + shared),
-                compile_tool_inputs = depset(direct, transitive = [ctx.attr.compile_tool[DefaultInfo].files] + shared),
+                tool_inputs = depset(direct, transitive = [tool] + shared),
+                stage_tool_inputs = {
+                    name: depset(direct, transitive = [files] + shared)
+                    for name, files in stages.items()
+                },
                 python_path = python_path,
                 cuda_headers = _check_cuda_headers(ctx, ctx.attr.cuda_headers),
                 fingerprint = ctx.file.fingerprint,
@@ -126,14 +133,21 @@ Three ways to provide triton:
         "tool": attr.label(
             default = Label("//triton_aot"),
             cfg = "exec",
-            doc = "The triton_aot package (compile and link tools). Built for the exec platform.",
+            doc = "The triton_aot package, every stage (compile, link, torch-op and tuning " +
+                  "tools). Built for the exec platform.",
         ),
-        "compile_tool": attr.label(
-            default = Label("//triton_aot:compile_tool"),
+        "stages": attr.label_list(
+            default = [
+                Label("//triton_aot/compile"),
+                Label("//triton_aot/emit_c"),
+                Label("//triton_aot/torch"),
+                Label("//triton_aot/tuning"),
+            ],
             cfg = "exec",
-            doc = "The part of `tool` the compile tool imports: the only tool sources of the " +
-                  "compile actions, so that editing the rest re-runs none. Built for the exec " +
-                  "platform.",
+            doc = "The stages of `tool` whose tools the rules run, each a py_library named " +
+                  "after its stage (docs/design.md, \"Stages\"): an action takes only its " +
+                  "tool's stage and the stages it imports, so that editing another stage " +
+                  "re-runs none of its actions. Built for the exec platform.",
         ),
         "templates": attr.label(
             default = Label("//templates"),

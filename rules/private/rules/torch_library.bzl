@@ -109,16 +109,13 @@ def _triton_torch_library_impl(ctx):
         if lib == None:
             fail("{}: op '{}' names lib {}, which is not in libs ({})".format(label, op_name, spec["lib"], ", ".join(by_label.keys())))
         info = lib[TritonKernelInfo]
-        records = info.metadata.to_list()
-        inputs += [info.header] + records
+        inputs.append(info.description)
         ops.append({
             "name": op_name,
             "spec": spec,
             "lib": {
-                "name": info.name,
-                "header": info.header.path,
+                "description": info.description.path,
                 "include": _include_path(info.header),
-                "records": [r.path for r in records],
             },
         })
     target_version = _target_version(label, ctx.attr.torch_target_version)

@@ -1,0 +1,108 @@
+"""Each stage's py_library holds exactly the stages its modules import, and only compile/
+imports triton.
+
+A Bazel action takes only its tool's stage library (and, through deps, the stages below it), so a
+module that imports a stage its library lacks would fail only in a sandboxed action, and one
+that lists a stage it never imports puts that stage's edits into the action's key (an edit to
+tuning/ or torch/ must re-run no compile). The imports are read statically: every
+`from triton_aot.S import ...`, `import triton_aot.S...` and `"triton_aot.S..."` string (a module
+run by name), anywhere in a module, including the imports inside functions.
+
+Args: the stage_inputs file (`STAGE SHORT_PATH` per line: what each stage's library brings into
+an action, as the triton_toolchain takes it).
+"""
+import ast
+import os
+import sys
+import unittest
+from pathlib import Path
+
+TRITON_STAGE = "compile"
+
+
+def stage_of(short_path: Path) -> str | None:
+    """The stage a file belongs to ("" for triton_aot/__init__.py), by its path in the build."""
+    parts = short_path.parts
+    if parts[:1] != ("triton_aot",):
+        return None
+    return parts[1] if len(parts) > 2 else ""
+
+
+def imports(path: Path) -> tuple[set[str], bool]:
+    """(the stages a module imports, whether it imports triton)."""
+    stages, triton = set(), False
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.level == 0:
+            names = [node.module or ""]
+            if node.module == "triton_aot":
+                names = [f"triton_aot.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and node.value.startswith("triton_aot."):
+            names = [node.value]
+        for name in names:
+            top, _, rest = name.partition(".")
+            triton |= top == "triton"
+            if top == "triton_aot" and rest:
+                stages.add(rest.split(".")[0])
+    return stages, triton
+
+
+def read_stage_inputs(path: str) -> dict[str, list[Path]]:
+    """Per stage, the short paths of the files its library brings."""
+    libraries: dict[str, list[Path]] = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        stage, short_path = line.split(" ", 1)
+        libraries.setdefault(stage, []).append(Path(short_path))
+    return libraries
+
+
+class StagesTest(unittest.TestCase):
+
+    def setUp(self):
+        self.libraries = read_stage_inputs(ARGS[0])
+        root = Path(os.environ.get("RUNFILES_DIR", ".")) / "_main"
+        self.modules = {name: [root / p for p in files if p.suffix == ".py" and stage_of(p) == name]
+                        for name, files in self.libraries.items()}
+
+    def test_every_stage_is_checked(self):
+        # The checkout's folder (runfiles hold only the listed stages): a new stage is listed.
+        package = (Path(os.environ.get("RUNFILES_DIR", ".")) / "_main" / "triton_aot" /
+                   "__init__.py").resolve().parent
+        on_disk = {d.name for d in package.iterdir() if (d / "__init__.py").exists()}
+        self.assertEqual(sorted(on_disk), sorted(self.libraries))
+
+    def test_library_is_the_import_closure(self):
+        direct = {name: set().union(*(imports(p)[0] for p in modules)) - {name}
+                  for name, modules in self.modules.items()}
+        for name, files in self.libraries.items():
+            want, todo = {name}, [name]
+            while todo:
+                for dep in direct[todo.pop()] - want:
+                    want.add(dep)
+                    todo.append(dep)
+            listed = {stage_of(p) for p in files} - {None, ""}
+            self.assertEqual(sorted(want - listed), [],
+                             f"triton_aot/{name} imports these stages, but //triton_aot/{name} "
+                             "lacks them: add them to its deps in its BUILD.bazel")
+            self.assertEqual(sorted(listed - want), [],
+                             f"triton_aot/{name} never imports these stages: take them out of "
+                             f"//triton_aot/{name}'s deps, so that their edits do not re-run its "
+                             "actions")
+        self.assertNotIn("tuning", {stage_of(p) for p in self.libraries["compile"]})
+        self.assertNotIn("torch", {stage_of(p) for p in self.libraries["compile"]})
+
+    def test_only_compile_imports_triton(self):
+        importers = sorted(f"{name}/{p.name}" for name, modules in self.modules.items()
+                           for p in modules if name != TRITON_STAGE and imports(p)[1])
+        self.assertEqual(importers, [], "only triton_aot/compile imports triton: move the code "
+                                        "that needs it there")
+        self.assertTrue(any(imports(p)[1] for p in self.modules[TRITON_STAGE]))
+
+
+if __name__ == "__main__":
+    ARGS = sys.argv[1:]
+    sys.argv[1:] = []
+    unittest.main()
