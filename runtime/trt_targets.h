@@ -1,7 +1,7 @@
 /* GPU targets' binary compatibility, for the runtime's choice of a library's cubin or PTX
  * (trt_runtime.c: trt_pick_target).
  *
- * Generated from triton_aot/targets.py by tools/gen_concepts.py: do not edit.
+ * Generated from triton_aot/core/targets.py by tools/gen_concepts.py: do not edit.
  * //tools:concepts_current_test fails when this file is stale, and checks that these functions
  * answer as targets.cubin_runs_on and targets.ptx_runs_on do for every pair of SMs. */
 #ifndef TRT_TARGETS_H_

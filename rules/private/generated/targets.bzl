@@ -1,6 +1,6 @@
 """GPU targets each supported triton compiles for, for what analysis needs of them (validate.bzl, python_env.bzl).
 
-Generated from triton_aot/targets.py by tools/gen_concepts.py: do not edit.
+Generated from triton_aot/core/targets.py by tools/gen_concepts.py: do not edit.
 //tools:concepts_current_test fails when this file is stale.
 """
 
