@@ -27,6 +27,7 @@ A suite:
              {out} $OUT when set, else the suite's `out` (relative to the checkout)
              exit code 0 passes, 77 skips (no GPU, no driver), anything else fails
   budget_mib the most the packed folder may weigh (the device run carries at most 64 MiB)
+A suite with neither `copy` nor `needs` is run-only: its pack is the manifest alone.
 """
 
 # The example kernels whose variant records the examples suite packs (tests/gpu reads them).
@@ -215,6 +216,22 @@ SUITES = {
         "run": [
             {"name": "tune_bench:matmul", "cmd": ["python3", "bench/tune/tune_bench.py", "{gpu}/tuned/matmul_tuned", "{gpu}/tuned/matmul_tuned_bf16", "--out", "{out}"]},
             {"name": "tune_bench:rmsnorm", "cmd": ["python3", "bench/tune/tune_bench.py", "{gpu}/tuned/rmsnorm_tuned", "--stem", "tune_rmsnorm", "--out", "{out}"]},
+        ],
+    },
+    # Run-only suites: they build on the GPU machine from this checkout or use Triton's JIT; `pack`
+    # writes just their manifest.
+    "launch_checks": {
+        "doc": "launch features (n_rows, persistent, scratch, host descriptors) against the JIT",
+        "out": "tests/gpu_launch/results",
+        "run": [
+            {"name": "launch_checks", "cmd": ["python3", "tests/gpu_launch/run_launch_checks.py", "--out", "{out}"]},
+        ],
+    },
+    "headroom": {
+        "doc": "benchmark: the best of 138 matmul configs per Linear-layout shape against cuBLAS",
+        "out": "bench/results",
+        "run": [
+            {"name": "headroom", "cmd": ["python3", "bench/tune/headroom.py", "--out", "{out}"]},
         ],
     },
 }

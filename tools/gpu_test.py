@@ -73,7 +73,7 @@ def test_table_is_well_formed():
     for name, s in SUITES.items():
         assert set(s) <= keys, (name, set(s) - keys)
         assert s.get("doc"), f"{name}: no doc"
-        assert s.get("copy") or s.get("needs"), f"{name}: packs nothing"
+        assert s.get("copy") or s.get("needs") or s.get("run"), f"{name}: packs and runs nothing"
         for n in s.get("needs", []):
             assert n in SUITES, (name, n)
         ws = s.get("workspace", ".")
