@@ -1,9 +1,9 @@
 """Archive mode (--@rules_triton//:python_mode=archive): the packer and the launcher.
 
 - rules/private/repositories/pack_python_env.py, run as the repository rule runs it
-  (`python3 -I`), here on a small closure (absl-py; the real one adds triton's 550 MB): two runs give the
-  same bytes, the members are lean and normalised, and the archive runs from another path with
-  nothing of the original prefix on sys.path.
+  (`python3 -I`), here on a small closure (absl-py; the real one adds triton's 550 MB): two runs
+  give the same bytes, the members are lean and normalised, and the archive runs from another
+  path with nothing of the original prefix on sys.path.
 - rules/private/repositories/python_launcher.sh, with a fake archive: concurrent first runs unpack
   once and never expose a half-unpacked folder; an unusable cache folder falls back to a private
   copy that is removed afterwards; a broken archive fails with one `error:` line and leaves

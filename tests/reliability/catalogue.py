@@ -1194,7 +1194,7 @@ RULE_CASES += [
          "a tensor descriptor in the signature and `targets = [\"cuda:80\", \"cuda:90\"]`",
          ("attribute 'targets': cuda:80 has no TMA",
           "x_ptr is a host tensor descriptor"),
-         ("build the library for cuda:90 or newer only", "cuda:90 in attribute 'targets'"),
+         ("build the library for cuda:90 or newer only", "or pass plain pointers"),
          attrs='signature = "tensordesc<fp32[64]>, *fp32, i32, BLOCK", '
                'targets = ["cuda:80", "cuda:90"]', at_build=True,
          flags=_import_check("rule_tensordesc_below_sm90", target="cuda:80",

@@ -399,8 +399,9 @@ def _check_tensordesc_target(sig, target, flag: str = "target") -> None:
     """Host tensor descriptors are launched through TMA, which sm_90 introduced."""
     descs = [a.name for a in sig.args if is_tensordesc(a.type)]
     if descs and not targets.has_tma(target):
-        whom = "build the library for cuda:90 or newer only, e.g. --library_targets=cuda:90" \
-            if flag == "library_targets" else "compile it for cuda:90 or newer"
+        newer = f"cuda:{targets.TMA_FROM} or newer"
+        whom = f"build the library for {newer} only" if flag == "library_targets" \
+            else f"compile it for {newer}"
         raise flag_error(flag, f"{target} has no TMA, but {', '.join(descs)} "
                          f"{'is a host tensor descriptor' if len(descs) == 1 else 'are host tensor descriptors'} "
                          "(tensordesc<...>), which the launcher encodes as a CUtensorMap",
