@@ -39,6 +39,7 @@ def _triton_tune_bundle_impl(ctx):
         lines.append("error\t{} is not a triton_kernel_library with a tuning_key: name one with --@rules_triton//tools:tune_library=LABEL".format(label))
         tuning = depset()
     lines += ["tuning\t" + _rlocation(ctx, f) for f in tuning.to_list()]
+
     # The tuning stage's sources and those of the stages it imports (its runfiles), so that the
     # GPU machine runs the tuning command without a rules_triton checkout.
     tuner = [
