@@ -11,7 +11,7 @@ load("//rules/private:autotune.bzl", _triton_autotune_algos = "triton_autotune_a
 load("//rules/private:cuda_headers.bzl", _triton_cuda_headers = "triton_cuda_headers")
 load("//rules/private:current_cuda_headers.bzl", _current_cuda_headers = "current_cuda_headers")
 load("//rules/private:kernel_library.bzl", _triton_kernel_library = "triton_kernel_library")
-load("//rules/private:launcher.bzl", _triton_launcher_library = "triton_launcher_library")
+load("//rules/private:launcher.bzl", _launcher_op = "launcher_op", _triton_launcher_library = "triton_launcher_library")
 load("//rules/private:providers.bzl", _TritonKernelInfo = "TritonKernelInfo", _TritonToolchainInfo = "TritonToolchainInfo")
 load("//rules/private:toolchain.bzl", _triton_toolchain = "triton_toolchain")
 load("//rules/private:torch_library.bzl", _triton_torch_library = "triton_torch_library", _triton_torch_op = "triton_torch_op")
@@ -20,6 +20,7 @@ current_cuda_headers = _current_cuda_headers
 triton_algo = _triton_algo
 triton_autotune_algos = _triton_autotune_algos
 triton_launcher_library = _triton_launcher_library
+launcher_op = _launcher_op
 triton_cuda_headers = _triton_cuda_headers
 triton_kernel_library = _triton_kernel_library
 triton_toolchain = _triton_toolchain

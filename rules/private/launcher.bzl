@@ -16,6 +16,7 @@ load(":algo.bzl", "triton_algo")
 load(":kernel_library.bzl", "triton_kernel_library")
 load(":kernel_source.bzl", "kernel_source")
 load(":toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
+load(":torch_library.bzl", "triton_torch_op")
 
 def _triton_capture_impl(ctx):
     toolchain = find_triton_exec_toolchain(ctx)
@@ -174,3 +175,18 @@ def triton_launcher_library(
             visibility = visibility,
             **(lib | kwargs)
         )
+
+def launcher_op(op):
+    """The torch op of a captured launcher, for `triton_torch_library`'s `ops`.
+
+    Args:
+      op: `OP` of the committed NAME.launcher.bzl (its library in the same package).
+
+    Returns:
+      What `triton_torch_op` returns.
+    """
+    if op == None:
+        fail("launcher_op: the launcher makes several launches; its OP is None (one op over several launches is not generated yet)")
+    attrs = dict(op)
+    attrs["lib"] = ":" + op["lib"]
+    return triton_torch_op(**attrs)

@@ -16,7 +16,7 @@ load(":torch_actions.bzl", "compile_torch_op_library", "generate_torch_ops")
 
 _ENTRIES = ["", "auto", "default", "algo"]
 
-def triton_torch_op(lib, args, outputs = {}, bind = {}, checks = [], contiguous = None, mutates = [], entry = ""):
+def triton_torch_op(lib, args, outputs = {}, bind = {}, checks = [], contiguous = None, mutates = [], entry = "", algo_choice = []):
     """Describes one torch op over a `triton_kernel_library`'s C API.
 
     The op's schema is tensor-level (`matmul(Tensor a, Tensor b) -> Tensor`); every parameter
@@ -60,6 +60,9 @@ def triton_torch_op(lib, args, outputs = {}, bind = {}, checks = [], contiguous 
         when the library has `tuning_key`), `"default"` (`NAME_default`, the default
         otherwise), or `"algo"` (`NAME(..., algo_id)`; the op gets a required `int algo_id`
         argument after the arguments without a default, before those with one).
+      algo_choice: `[[condition, algo index], ...]`: the op calls `NAME(..., algo_id)` with the
+        algo of the first condition that holds, and refuses a call none covers (what a
+        captured launcher's size choices become: `triton_launcher_library`).
 
     Returns:
       A string (JSON) for `triton_torch_library`'s `ops`.
@@ -80,6 +83,7 @@ def triton_torch_op(lib, args, outputs = {}, bind = {}, checks = [], contiguous 
         "contiguous": contiguous,
         "mutates": mutates,
         "entry": entry,
+        "algo_choice": algo_choice,
     })
 
 def _target_version(label, text):

@@ -21,12 +21,12 @@ LIBRARIES = {
                 },
                 "num_warps": 8,
                 "num_stages": 3,
-            },
+            }
         ],
         "grid": "n_rows",
         "launch_args": [
             "n_rows: i32",
-        ],
+        ]
     },
 }
 
@@ -39,10 +39,46 @@ CALLS = [
             [
                 "liger_rms_norm",
                 0,
-            ],
+            ]
         ],
-        "guards": [
-            "n_rows != 1",
-        ],
-    },
+        "guards": [],
+    }
 ]
+
+# The torch op over the launch (triton_torch_op attributes; `launcher_op(OP)`), or None
+# when the launcher makes several launches.
+OP = {
+    "lib": "liger_rms_norm",
+    "args": [
+        "X",
+        "W",
+        "eps: float",
+        "offset: float",
+    ],
+    "bind": {
+        "Y_row_stride": "X.size(1)",
+        "X_ptr": "X",
+        "X_row_stride": "X.size(1)",
+        "W_ptr": "W",
+        "W_row_stride": "1",
+        "RSTD_row_stride": "1",
+        "n_cols": "X.size(1)",
+        "eps": "eps",
+        "offset": "offset",
+        "n_rows": "X.size(0)",
+    },
+    "checks": [
+        "X.dim() == 2",
+        "X.size(1) == 4096",
+        "W.dim() == 1",
+        "W.size(0) == 4096",
+    ],
+    "contiguous": [
+        "X",
+        "W",
+    ],
+    "outputs": {
+        "Y_ptr": "X.size(0), 4096",
+        "RSTD_ptr": "X.size(0)",
+    }
+}

@@ -30,10 +30,10 @@ LIBRARIES = {
                 },
                 "num_warps": 4,
                 "num_stages": 3,
-            },
+            }
         ],
         "grid": "2 * sl",
-    },
+    }
 }
 
 # Per example call: the (library, algo index) of each launch, in order, and the size
@@ -45,10 +45,66 @@ CALLS = [
             [
                 "liger_rope",
                 0,
-            ],
+            ]
         ],
-        "guards": [
-            "seq != 1",
-        ],
-    },
+        "guards": [],
+    }
 ]
+
+# The torch op over the launch (triton_torch_op attributes; `launcher_op(OP)`), or None
+# when the launcher makes several launches.
+OP = {
+    "lib": "liger_rope",
+    "args": [
+        "q",
+        "k",
+        "cos",
+        "sin",
+    ],
+    "bind": {
+        "q_ptr": "q",
+        "q_row_stride": "q.stride(2)",
+        "k_ptr": "k",
+        "k_row_stride": "k.stride(2)",
+        "cos": "cos",
+        "cos_row_stride": "q.size(3)",
+        "sin": "sin",
+        "sin_row_stride": "q.size(3)",
+        "sl": "q.size(2)",
+    },
+    "checks": [
+        "q.dim() == 4",
+        "q.size(0) == 2",
+        "q.size(1) == 32",
+        "q.size(3) == 128",
+        "q.stride(0) == 4096 * q.size(2)",
+        "q.stride(1) == 128",
+        "q.stride(3) == 1",
+        "k.dim() == 4",
+        "k.size(0) == 2",
+        "k.size(1) == 8",
+        "k.size(3) == 128",
+        "k.stride(0) == 1024 * q.size(2)",
+        "k.stride(1) == 128",
+        "k.stride(3) == 1",
+        "cos.dim() == 3",
+        "cos.size(0) == 1",
+        "cos.size(2) == 128",
+        "sin.dim() == 3",
+        "sin.size(0) == 1",
+        "sin.size(2) == 128",
+        "k.size(2) == q.size(2)",
+        "cos.size(1) == q.size(2)",
+        "sin.size(1) == q.size(2)",
+    ],
+    "contiguous": [
+        "cos",
+        "sin",
+    ],
+    "mutates": [
+        "q",
+        "k",
+        "cos",
+        "sin",
+    ]
+}

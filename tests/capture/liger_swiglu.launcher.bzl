@@ -20,12 +20,12 @@ LIBRARIES = {
                 },
                 "num_warps": 8,
                 "num_stages": 3,
-            },
+            }
         ],
         "grid": "n_rows",
         "launch_args": [
             "n_rows: i32",
-        ],
+        ]
     },
 }
 
@@ -38,10 +38,40 @@ CALLS = [
             [
                 "liger_swiglu",
                 0,
-            ],
+            ]
         ],
-        "guards": [
-            "n_rows != 1",
-        ],
-    },
+        "guards": [],
+    }
 ]
+
+# The torch op over the launch (triton_torch_op attributes; `launcher_op(OP)`), or None
+# when the launcher makes several launches.
+OP = {
+    "lib": "liger_swiglu",
+    "args": [
+        "a",
+        "b",
+        "gate_multiplier: float",
+    ],
+    "bind": {
+        "a_ptr": "a",
+        "b_ptr": "b",
+        "stride": "a.size(1)",
+        "gate_multiplier": "gate_multiplier",
+        "n_rows": "a.size(0)",
+    },
+    "checks": [
+        "a.dim() == 2",
+        "a.size(1) == 4096",
+        "b.dim() == 2",
+        "b.size(1) == 4096",
+        "b.size(0) == a.size(0)",
+    ],
+    "contiguous": [
+        "a",
+        "b",
+    ],
+    "outputs": {
+        "c_ptr": "a.size(0), 4096",
+    }
+}

@@ -190,7 +190,7 @@ def _starlark(value: Any, indent: str = "") -> str:
     return text.replace("\n", "\n" + indent)
 
 
-def bzl_text(decl: Declaration, what: str) -> str:
+def bzl_text(decl: Declaration, what: str, op: dict[str, Any] | None = None) -> str:
     libraries = {lib.name: library_attrs(lib) for lib in decl.libraries}
     calls = [{"call": c, "launches": [[n, i] for n, i in launches], "guards": guards}
              for c, launches, guards in decl.calls]
@@ -206,11 +206,17 @@ def bzl_text(decl: Declaration, what: str) -> str:
         "# conditions the launcher's choices depended on.",
         "CALLS = " + _starlark(calls),
         "",
+        "# The torch op over the launch (triton_torch_op attributes; `launcher_op(OP)`), or None",
+        "# when the launcher makes several launches.",
+        "OP = " + _starlark(op),
+        "",
     ])
 
 
-def build_text(decl: Declaration, targets: list[str]) -> str:
-    out = ['load("@rules_triton//rules:defs.bzl", "triton_algo", "triton_kernel_library")', ""]
+def build_text(decl: Declaration, targets: list[str], op: dict[str, Any] | None = None,
+               op_name: str = "") -> str:
+    out = ['load("@rules_triton//rules:defs.bzl", "triton_algo", "triton_kernel_library", '
+           '"triton_torch_op")', ""]
     for lib in decl.libraries:
         attrs = library_attrs(lib)
         out.append(f"# launched at {', '.join(lib.sites)}")
@@ -232,6 +238,15 @@ def build_text(decl: Declaration, targets: list[str]) -> str:
                 out.append(f"    {key} = {_starlark(value, '    ')},")
         if targets:
             out.append(f"    targets = {_starlark(targets, '    ')},")
+        out.append(")")
+        out.append("")
+    if op is not None:
+        out.append(f"# the op, for triton_torch_library(ops = {{\"{op_name}\": ...}})")
+        out.append(f"{op_name.upper()}_OP = triton_torch_op(")
+        for key, value in op.items():
+            if key == "lib":
+                value = ":" + value
+            out.append(f"    {key} = {_starlark(value, '    ')},")
         out.append(")")
         out.append("")
     return "\n".join(out)

@@ -3,7 +3,7 @@
 An example call is written as Python call arguments, e.g.
     "bf16(n_rows, 1024), bf16(1024), 1e-06, 0.0, 'llama', False"
 where `bf16(...)` (also fp16, fp32, fp64, i8, i16, i32, i64, u8, bool_) makes a contiguous
-tensor of those sizes on "cuda" (`strides=(...)` for another layout, `offset=` a storage offset
+tensor of those sizes (on the meta device: a launcher's `device=x.device` allocations follow) (`strides=(...)` for another layout, `offset=` a storage offset
 in elements), and each name of `sizes` (`{"n_rows": 4096}`) is a dynamic size: a ShapeEnv
 symbol whose example value is the given number. Any other size is static. The tensors are
 FakeTensors: no memory, no device; torch views and factories work on them as on real ones.
@@ -63,8 +63,10 @@ class FakeInputs:
                 step = step * size
             strides = tuple(reversed(strides))
         with self.mode:
+            # meta, not a fake "cuda": a CPU build of torch has no CUDA device guard, which
+            # copies (.contiguous(), .clone()) of a fake CUDA tensor need
             base = torch.empty_strided(sizes, strides, dtype=getattr(torch, DTYPES[dtype_name]),
-                                       device="cuda")
+                                       device="meta")
             if offset:
                 base = base.as_strided(sizes, strides, offset)
         return base

@@ -31,6 +31,10 @@ class Argument:
     hint: int = 0
     value: Any = None
     expr: str = ""
+    # where the value comes from: "input:X" (the launcher's tensor X), "output:K" (the K-th
+    # tensor the launcher allocated), "arg:eps" (the launcher's float argument eps); "" when it
+    # is a constant or a size expression (`expr`)
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -52,12 +56,36 @@ class Launch:
 
 
 @dataclass(frozen=True)
+class TensorInput:
+    """A tensor argument of the launcher: its dtype, sizes and strides as expressions of the
+    dynamic sizes (a static size is a literal), and whether the example's layout is dense."""
+    name: str
+    dtype: str
+    sizes: tuple[str, ...]
+    strides: tuple[str, ...]
+    contiguous: bool
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """A tensor the launcher allocated and a launch wrote: its dtype, its shape as the launcher
+    returns it, and whether the launcher returns it (else it is scratch)."""
+    dtype: str
+    sizes: tuple[str, ...]
+    returned: bool
+
+
+@dataclass(frozen=True)
 class CallCapture:
     """Everything one example call launched, in order, and the size guards the launcher's
     choices (branches on sizes) added while it ran."""
     call: str                       # the example call as written
     launches: tuple[Launch, ...]
     guards: tuple[str, ...] = field(default=())
+    tensors: tuple[TensorInput, ...] = field(default=())
+    floats: tuple[tuple[str, float], ...] = field(default=())  # the launcher's float arguments
+    allocations: tuple[Allocation, ...] = field(default=())
+    returned_inputs: tuple[str, ...] = field(default=())  # inputs the launcher returns (views)
 
 
 def to_json(calls: list[CallCapture]) -> str:
@@ -74,5 +102,12 @@ def from_json(text: str) -> list[CallCapture]:
                    arguments=tuple(Argument(**a) for a in l["arguments"]),
                    num_warps=l["num_warps"], num_stages=l["num_stages"], grid=tuple(l["grid"]))
             for l in c["launches"])
-        out.append(CallCapture(call=c["call"], launches=launches, guards=tuple(c["guards"])))
+        out.append(CallCapture(
+            call=c["call"], launches=launches, guards=tuple(c["guards"]),
+            tensors=tuple(TensorInput(t["name"], t["dtype"], tuple(t["sizes"]),
+                                      tuple(t["strides"]), t["contiguous"]) for t in c["tensors"]),
+            floats=tuple((n, v) for n, v in c["floats"]),
+            allocations=tuple(Allocation(a["dtype"], tuple(a["sizes"]), a["returned"])
+                              for a in c["allocations"]),
+            returned_inputs=tuple(c["returned_inputs"])))
     return out

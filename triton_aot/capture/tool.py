@@ -66,7 +66,7 @@ def load_launcher(module: str | None, path: str | None, name: str, roots: list[s
 
 def _run(fv: flags.FlagValues, rest: list[str]) -> None:
     from triton_aot import build_driver, build_torch_cuda
-    from triton_aot.capture import declaration, record, tracer
+    from triton_aot.capture import declaration, op, record, tracer
     from triton_aot.capture.examples import FakeInputs
     from triton_aot.triton_adapter import hermetic_env, parse_target
 
@@ -85,9 +85,11 @@ def _run(fv: flags.FlagValues, rest: list[str]) -> None:
         for text in fv.call:
             calls.append(tracer.capture_call(fn, inputs, inputs.parse(text, what), what))
     decl = declaration.declare(calls, fv.name, what)
+    torch_op = op.declare_op(decl, calls, what)
     Path(fv.out_record).write_text(record.to_json(calls), encoding="utf-8")
-    Path(fv.out_bzl).write_text(declaration.bzl_text(decl, what), encoding="utf-8")
-    Path(fv.out_build).write_text(declaration.build_text(decl, fv.targets), encoding="utf-8")
+    Path(fv.out_bzl).write_text(declaration.bzl_text(decl, what, torch_op), encoding="utf-8")
+    Path(fv.out_build).write_text(declaration.build_text(decl, fv.targets, torch_op, fv.name),
+                                  encoding="utf-8")
 
 
 TOOL = cli.Tool(

@@ -13,6 +13,8 @@ expression of the dynamic sizes. Triton's driver and torch.cuda answer for the b
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import inspect
 import os
 import sys
 import traceback
@@ -20,7 +22,7 @@ from typing import Any, Callable, Iterator
 
 from triton_aot.capture import sizes
 from triton_aot.capture.examples import ExampleCall, FakeInputs
-from triton_aot.capture.record import Argument, CallCapture, Launch
+from triton_aot.capture.record import Allocation, Argument, CallCapture, Launch, TensorInput
 from triton_aot.errors import UserError
 
 
@@ -69,6 +71,35 @@ class _Recorder:
         self.inputs = inputs
         self.what = what
         self.launches: list[Launch] = []
+        self.input_storage: dict[int, list[tuple[str, Any]]] = {}  # storage -> [(name, tensor)]
+        self.floats: dict[str, float] = {}
+        self.allocated: list[Any] = []  # tensors the launcher allocated, as first launched
+
+    def source_of_tensor(self, t: Any) -> str:
+        key = t.untyped_storage()._cdata
+        if key in self.input_storage:  # views of one storage (q, k, v of a QKV) are distinct
+            for name, base in self.input_storage[key]:
+                if t.storage_offset() == base.storage_offset():
+                    return f"input:{name}"
+            return ""  # a pointer into an input at another offset: not bound by name
+        for i, a in enumerate(self.allocated):
+            if a.untyped_storage()._cdata == key:
+                return f"output:{i}"
+        self.allocated.append(t)
+        return f"output:{len(self.allocated) - 1}"
+
+    def source_of_float(self, name: str, value: float) -> str:
+        same = [n for n, v in self.floats.items() if v == value]
+        if len(same) > 1:
+            raise CaptureRefused(f"{self.what}: {_stack_line()}: the launcher's float arguments "
+                                 f"{' and '.join(same)} have the same example value {value!r}, "
+                                 f"so which one reaches {name} is unknown; give them distinct "
+                                 "example values")
+        return f"arg:{same[0]}" if same else ""
+
+    def sizes_of(self, values: Any) -> tuple[str, ...]:
+        import torch
+        return tuple(self.expr(v) if isinstance(v, torch.SymInt) else str(int(v)) for v in values)
 
     def size_name(self, symbol: Any) -> str:
         if symbol not in self.inputs.names:
@@ -138,12 +169,15 @@ class _Recorder:
                     CUDABackend, _Pointer(offset * value.element_size(), value.dtype), False,
                     specialize, align)
                 arguments.append(Argument(name, "pointer", type=spec[0],
-                                          hint=16 if spec[1] == "D" else 0))
+                                          hint=16 if spec[1] == "D" else 0,
+                                          source=self.source_of_tensor(value)))
                 continue
             if isinstance(value, (bool, float)):
                 spec = native_specialize_impl(CUDABackend, value, False, specialize, align)
-                arguments.append(Argument(name, "bool" if isinstance(value, bool) else "float",
-                                          type=spec[0]))
+                is_bool = isinstance(value, bool)
+                arguments.append(Argument(name, "bool" if is_bool else "float", type=spec[0],
+                                          value=value,
+                                          source="" if is_bool else self.source_of_float(name, value)))
                 continue
             expr = ""
             if isinstance(value, torch.SymInt):
@@ -155,9 +189,10 @@ class _Recorder:
                                      "tensors, ints, floats, bools and None")
             spec = native_specialize_impl(CUDABackend, value, False, specialize, align)
             if spec[0] == "constexpr":  # the JIT makes an int equal to 1 a constant
-                arguments.append(Argument(name, "int", type="i32", hint=1, expr=expr))
+                arguments.append(Argument(name, "int", type="i32", hint=1, value=value,
+                                          expr=expr))
             else:
-                arguments.append(Argument(name, "int", type=spec[0],
+                arguments.append(Argument(name, "int", type=spec[0], value=value,
                                           hint=16 if spec[1] == "D" else 0, expr=expr))
         if callable(grid):
             grid = grid(dict(bound.arguments))
@@ -245,11 +280,27 @@ def capture_call(launcher: Callable, inputs: FakeInputs, call: ExampleCall,
                                                DynamicOutputShapeException)
     from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
+    import torch
     recorder = _Recorder(inputs, what)
+    try:
+        bound = inspect.signature(launcher).bind(*call.args, **call.kwargs)
+    except TypeError as e:
+        raise UserError(f"{what}: example call {call.text!r} does not fit the launcher: {e}") from None
+    bound.apply_defaults()
+    tensors = []
+    for name, value in bound.arguments.items():
+        if isinstance(value, torch.Tensor):
+            recorder.input_storage.setdefault(value.untyped_storage()._cdata, []).append(
+                (name, value))
+            tensors.append(TensorInput(
+                name, str(value.dtype).removeprefix("torch."), recorder.sizes_of(value.shape),
+                recorder.sizes_of(value.stride()), bool(value.is_contiguous())))
+        elif isinstance(value, float):
+            recorder.floats[name] = value
     guards_before = len(inputs.shape_env.guards)
     try:
         with _recording(recorder), inputs.mode:
-            launcher(*call.args, **call.kwargs)
+            result = launcher(*call.args, **call.kwargs)
     except UserError as e:
         raise UserError(f"{e.message} (example call {call.text!r})") from None
     except (DataDependentOutputException, DynamicOutputShapeException,
@@ -266,5 +317,62 @@ def capture_call(launcher: Callable, inputs: FakeInputs, call: ExampleCall,
                              f"{call.text!r}; name the function that runs kernel[grid](...)")
     guards = tuple(sizes.render(g.expr, recorder.size_name)
                    for g in inputs.shape_env.guards[guards_before:]
-                   if g.expr.free_symbols)
-    return CallCapture(call=call.text, launches=tuple(recorder.launches), guards=guards)
+                   if g.expr.free_symbols and not _zero_one_guard(g.expr))
+    launches, allocations = _outputs_in_return_order(recorder, result)
+    returned = {t.untyped_storage()._cdata for t in _returned_tensors(result)}
+    returned_inputs = tuple(name for key, views in recorder.input_storage.items()
+                            if key in returned for name, _ in views)
+    return CallCapture(call=call.text, launches=launches, guards=guards, tensors=tuple(tensors),
+                       floats=tuple(recorder.floats.items()), allocations=allocations,
+                       returned_inputs=returned_inputs)
+
+
+def _zero_one_guard(expr: Any) -> bool:
+    """`s != 1`, `s >= 2`...: what torch's own size reasoning adds for sizes 0 and 1 (the
+    examples' sizes are >= 2), not a choice of the launcher."""
+    import sympy
+    if not isinstance(expr, sympy.core.relational.Relational):
+        return False
+    other = expr.rhs if expr.lhs.is_Symbol else expr.lhs if expr.rhs.is_Symbol else None
+    return other is not None and other.is_Integer and int(other) in (0, 1, 2)
+
+
+def _returned_tensors(value: Any) -> list[Any]:
+    import torch
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _returned_tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _returned_tensors(v)]
+    return []
+
+
+def _outputs_in_return_order(recorder: _Recorder, result: Any):
+    """The launches with `output:K` renumbered so that K follows the launcher's return order
+    (scratch tensors last), and the allocations in that order."""
+    returned = _returned_tensors(result)
+    order, shapes = [], {}
+    for r in returned:
+        for i, a in enumerate(recorder.allocated):
+            if i not in order and a.untyped_storage()._cdata == r.untyped_storage()._cdata:
+                order.append(i)
+                same_layout = r.is_contiguous() and r.numel() == a.numel()
+                shapes[i] = r.shape if same_layout else a.shape
+    returned_count = len(order)
+    order += [i for i in range(len(recorder.allocated)) if i not in order]
+    new_index = {old: new for new, old in enumerate(order)}
+    allocations = tuple(
+        Allocation(str(recorder.allocated[old].dtype).removeprefix("torch."),
+                   recorder.sizes_of(shapes.get(old, recorder.allocated[old].shape)),
+                   new < returned_count)
+        for new, old in enumerate(order))
+
+    def renumber(a: Argument) -> Argument:
+        if a.source.startswith("output:"):
+            return dataclasses.replace(a, source=f"output:{new_index[int(a.source[7:])]}")
+        return a
+
+    launches = tuple(dataclasses.replace(l, arguments=tuple(renumber(a) for a in l.arguments))
+                     for l in recorder.launches)
+    return launches, allocations
