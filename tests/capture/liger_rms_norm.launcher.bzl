@@ -21,12 +21,12 @@ LIBRARIES = {
                 },
                 "num_warps": 8,
                 "num_stages": 3,
-            }
+            },
         ],
         "grid": "n_rows",
         "launch_args": [
             "n_rows: i32",
-        ]
+        ],
     },
 }
 
@@ -39,10 +39,10 @@ CALLS = [
             [
                 "liger_rms_norm",
                 0,
-            ]
+            ],
         ],
         "guards": [],
-    }
+    },
 ]
 
 # The torch op over the launch (triton_torch_op attributes; `launcher_op(OP)`), or None
@@ -80,5 +80,5 @@ OP = {
     "outputs": {
         "Y_ptr": "X.size(0), 4096",
         "RSTD_ptr": "X.size(0)",
-    }
+    },
 }

@@ -30,10 +30,10 @@ LIBRARIES = {
                 },
                 "num_warps": 4,
                 "num_stages": 3,
-            }
+            },
         ],
         "grid": "2 * sl",
-    }
+    },
 }
 
 # Per example call: the (library, algo index) of each launch, in order, and the size
@@ -45,10 +45,10 @@ CALLS = [
             [
                 "liger_rope",
                 0,
-            ]
+            ],
         ],
         "guards": [],
-    }
+    },
 ]
 
 # The torch op over the launch (triton_torch_op attributes; `launcher_op(OP)`), or None
@@ -106,5 +106,5 @@ OP = {
         "k",
         "cos",
         "sin",
-    ]
+    ],
 }

@@ -20,12 +20,12 @@ LIBRARIES = {
                 },
                 "num_warps": 8,
                 "num_stages": 3,
-            }
+            },
         ],
         "grid": "n_rows",
         "launch_args": [
             "n_rows: i32",
-        ]
+        ],
     },
 }
 
@@ -38,10 +38,10 @@ CALLS = [
             [
                 "liger_swiglu",
                 0,
-            ]
+            ],
         ],
         "guards": [],
-    }
+    },
 ]
 
 # The torch op over the launch (triton_torch_op attributes; `launcher_op(OP)`), or None
@@ -73,5 +73,5 @@ OP = {
     ],
     "outputs": {
         "c_ptr": "a.size(0), 4096",
-    }
+    },
 }

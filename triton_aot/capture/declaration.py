@@ -186,7 +186,7 @@ def _starlark(value: Any, indent: str = "") -> str:
     text = re.sub(r'(?<!")\btrue\b(?!")', "True", text)
     text = re.sub(r'(?<!")\bfalse\b(?!")', "False", text)
     text = re.sub(r'(?<!")\bnull\b(?!")', "None", text)
-    text = re.sub(r'([^\[\{,\s])\n(\s*[\]\}])', r"\1,\n\2", text)  # buildifier's trailing commas
+    text = re.sub(r'([^\[\{,\s])(?=\n\s*[\]\}])', r"\1,", text)  # buildifier's trailing commas
     return text.replace("\n", "\n" + indent)
 
 
