@@ -860,11 +860,14 @@ void trt_check_launch(const char* op, const char* entry, CUresult r) {{
 
 
 def render_cc(ns: str, label: str, ops: list[Op]) -> str:
-    includes = "\n".join(sorted({f'#include "{op.include}"' for op in ops}))
+    from triton_aot import torch_steps  # ops over several launches
+    includes = "\n".join(sorted({f'#include "{inc}"' for op in ops
+                                 for inc in getattr(op, "includes", None) or {op.include}}))
     cases = "\n".join(f"    case ScalarType::{enum}: return \"{name}\";" for name, enum in
                       sorted(set(DTYPES.values()), key=lambda v: v[1]))
     out = [CC_PRELUDE.format(label=label, ns=ns, includes=includes, dtype_cases=cases)]
-    out += [_cc_op(ns, op) + "\n" for op in ops]
+    out += [(torch_steps.render_cc(ns, op) if isinstance(op, torch_steps.StepsOp)
+             else _cc_op(ns, op)) + "\n" for op in ops]
     out.append("}  // namespace\n")
     out.append(f"STABLE_TORCH_LIBRARY({ns}, m) {{")
     out += [f"  m.def({_cstr(_schema(op))});" for op in ops]
@@ -1002,7 +1005,9 @@ def render_py(ns: str, label: str, so: str, ops: list[Op]) -> str:
     names = ", ".join(op.name for op in ops)
     usage = "\n".join(f"    torch.ops.{ns}.{_schema(op)}" for op in ops)
     schemas = {op.name: f"{ns}::{_schema(op)}" for op in ops}
-    fakes = "\n\n".join(_py_fake(ns, op) for op in ops)
+    from triton_aot import torch_steps
+    fakes = "\n\n".join(torch_steps.render_py_fake(ns, op) if isinstance(op, torch_steps.StepsOp)
+                         else _py_fake(ns, op) for op in ops)
     return PY_TEMPLATE.format(ns=ns, names=names, label=label, so=so, usage=usage, schemas=schemas,
                               fakes=fakes)
 
@@ -1014,7 +1019,9 @@ def generate(plan: dict) -> tuple[str, str]:
     ns = plan["namespace"]
     if not _IDENT.match(ns):
         raise UserError(f"namespace {ns!r} is not an identifier")
-    ops = [build_op(o["name"], o["spec"], o["lib"]) for o in plan["ops"]]
+    from triton_aot import torch_steps
+    ops = [torch_steps.build(o["name"], o["spec"], o["steps"]) if o.get("steps")
+           else build_op(o["name"], o["spec"], o["lib"]) for o in plan["ops"]]
     if not ops:
         raise UserError("ops: a torch library needs at least one op")
     py = render_py(ns, plan["label"], plan["so_name"], ops)

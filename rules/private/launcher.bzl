@@ -185,8 +185,9 @@ def launcher_op(op):
     Returns:
       What `triton_torch_op` returns.
     """
-    if op == None:
-        fail("launcher_op: the launcher makes several launches; its OP is None (one op over several launches is not generated yet)")
     attrs = dict(op)
-    attrs["lib"] = ":" + op["lib"]
+    if "steps" in op:  # several launches: each step's library
+        attrs["steps"] = [dict(step, lib = ":" + step["lib"]) for step in op["steps"]]
+    else:
+        attrs["lib"] = ":" + op["lib"]
     return triton_torch_op(**attrs)

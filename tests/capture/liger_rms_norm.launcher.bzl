@@ -45,16 +45,9 @@ CALLS = [
     },
 ]
 
-# The torch op over the launch (triton_torch_op attributes; `launcher_op(OP)`), or None
-# when the launcher makes several launches.
+# The torch op over the launches (triton_torch_op attributes; `launcher_op(OP)`).
 OP = {
     "lib": "liger_rms_norm",
-    "args": [
-        "X",
-        "W",
-        "eps: float",
-        "offset: float",
-    ],
     "bind": {
         "Y_row_stride": "X.size(1)",
         "X_ptr": "X",
@@ -81,4 +74,10 @@ OP = {
         "Y_ptr": "X.size(0), 4096",
         "RSTD_ptr": "X.size(0)",
     },
+    "args": [
+        "X",
+        "W",
+        "eps: float",
+        "offset: float",
+    ],
 }

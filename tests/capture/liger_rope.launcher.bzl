@@ -51,16 +51,9 @@ CALLS = [
     },
 ]
 
-# The torch op over the launch (triton_torch_op attributes; `launcher_op(OP)`), or None
-# when the launcher makes several launches.
+# The torch op over the launches (triton_torch_op attributes; `launcher_op(OP)`).
 OP = {
     "lib": "liger_rope",
-    "args": [
-        "q",
-        "k",
-        "cos",
-        "sin",
-    ],
     "bind": {
         "q_ptr": "q",
         "q_row_stride": "q.stride(2)",
@@ -98,6 +91,12 @@ OP = {
         "sin.size(1) == q.size(2)",
     ],
     "contiguous": [
+        "cos",
+        "sin",
+    ],
+    "args": [
+        "q",
+        "k",
         "cos",
         "sin",
     ],

@@ -44,15 +44,9 @@ CALLS = [
     },
 ]
 
-# The torch op over the launch (triton_torch_op attributes; `launcher_op(OP)`), or None
-# when the launcher makes several launches.
+# The torch op over the launches (triton_torch_op attributes; `launcher_op(OP)`).
 OP = {
     "lib": "liger_swiglu",
-    "args": [
-        "a",
-        "b",
-        "gate_multiplier: float",
-    ],
     "bind": {
         "a_ptr": "a",
         "b_ptr": "b",
@@ -74,4 +68,9 @@ OP = {
     "outputs": {
         "c_ptr": "a.size(0), 4096",
     },
+    "args": [
+        "a",
+        "b",
+        "gate_multiplier: float",
+    ],
 }

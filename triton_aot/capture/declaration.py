@@ -206,8 +206,7 @@ def bzl_text(decl: Declaration, what: str, op: dict[str, Any] | None = None) -> 
         "# conditions the launcher's choices depended on.",
         "CALLS = " + _starlark(calls),
         "",
-        "# The torch op over the launch (triton_torch_op attributes; `launcher_op(OP)`), or None",
-        "# when the launcher makes several launches.",
+        "# The torch op over the launches (triton_torch_op attributes; `launcher_op(OP)`).",
         "OP = " + _starlark(op),
         "",
     ])
@@ -246,6 +245,8 @@ def build_text(decl: Declaration, targets: list[str], op: dict[str, Any] | None 
         for key, value in op.items():
             if key == "lib":
                 value = ":" + value
+            if key == "steps":
+                value = [dict(step, lib=":" + step["lib"]) for step in value]
             out.append(f"    {key} = {_starlark(value, '    ')},")
         out.append(")")
         out.append("")

@@ -64,6 +64,24 @@ def load_launcher(module: str | None, path: str | None, name: str, roots: list[s
     return fn
 
 
+def split_sizes(text: str, what: str) -> tuple[dict[str, int], str]:
+    """"[rows=8192] bf16(rows, 64)" -> ({"rows": 8192}, "bf16(rows, 64)"): a call's own
+    example values of the dynamic sizes (a launcher that chooses by a dynamic size needs a
+    call on each side of the choice)."""
+    text = text.strip()
+    if not text.startswith("["):
+        return {}, text
+    head, sep, rest = text[1:].partition("]")
+    own = {}
+    for item in head.split(","):
+        name, eq, value = item.partition("=")
+        if not sep or not eq or not value.strip().isdigit():
+            raise UserError(f"{what}: example call {text!r}: write its own size values as "
+                            "\"[rows=8192] ARGS\"")
+        own[name.strip()] = int(value)
+    return own, rest.strip()
+
+
 def _run(fv: flags.FlagValues, rest: list[str]) -> None:
     from triton_aot import build_driver, build_torch_cuda
     from triton_aot.capture import declaration, op, record, tracer
@@ -81,8 +99,10 @@ def _run(fv: flags.FlagValues, rest: list[str]) -> None:
             build_torch_cuda.answering_for(*answers):
         fn = load_launcher(fv.launcher_module, fv.launcher_path, fv.launcher, fv.import_path,
                            what)
-        inputs = FakeInputs(json.loads(fv.sizes), what)
+        shared = json.loads(fv.sizes)
         for text in fv.call:
+            own, text = split_sizes(text, what)
+            inputs = FakeInputs(shared | own, what)  # fresh symbols and guards per call
             calls.append(tracer.capture_call(fn, inputs, inputs.parse(text, what), what))
     decl = declaration.declare(calls, fv.name, what)
     torch_op = op.declare_op(decl, calls, what)
