@@ -95,6 +95,7 @@ def triton_launcher_library(
         sizes = {},
         libraries = None,
         srcs = [],
+        launcher_src = None,
         deps = [],
         targets = None,
         capture_target = None,
@@ -118,7 +119,9 @@ def triton_launcher_library(
         other size is static.
       libraries: `LIBRARIES` of the committed NAME.launcher.bzl (load it in the BUILD file);
         None before the first capture.
-      srcs: Python files with the launcher (and its kernels).
+      srcs: Python files with the launcher and its kernels (other packages' exported files
+        too, e.g. "//kernels:add.py", imported as `kernels.add`).
+      launcher_src: the file of `srcs` that defines the launcher, when there are several.
       deps: py_library targets the launcher imports.
       targets: the libraries' GPU targets.
       capture_target: the target the build-time driver answers for (default: the first of
@@ -131,6 +134,7 @@ def triton_launcher_library(
     triton_capture(
         name = name + "_declaration",
         srcs = srcs,
+        kernel_src = launcher_src,
         deps = deps,
         kernel_module = module,
         launcher = function,
@@ -161,10 +165,12 @@ def triton_launcher_library(
         lib = dict(attrs)
         lib["algos"] = [triton_algo(**algo) for algo in attrs["algos"]]
         if "kernel_src" in lib:
+            # the kernel's file: in this package, or another package's exported file in srcs
             src = lib["kernel_src"]
-            if not src.startswith(prefix):
-                fail("{}: the kernel file {} is not in this package; list it in srcs".format(name, src))
-            lib["kernel_src"] = src[len(prefix):]
+            if src.startswith(prefix) and "/" not in src[len(prefix):]:
+                lib["kernel_src"] = src[len(prefix):]
+            else:
+                lib["kernel_src"] = "//{}:{}".format(src.rpartition("/")[0], src.rpartition("/")[2])
             lib["srcs"] = srcs
             lib["deps"] = deps
         elif deps:

@@ -239,6 +239,13 @@ def _one_text(per_call: list[str], calls, candidates, what, name, site) -> str:
                     "which no one expression of the inputs' sizes gives")
 
 
+def _names_tensor(arg: str, candidate: str) -> bool:
+    """Whether the argument's name points at the candidate's tensor, by the usual spellings
+    (`stride_kn` and `k`, `X_row_stride` and `X`, `stride_kb` and `k_cache`)."""
+    tensor = candidate.partition(".")[0].split("_")[0].lower()
+    return any(token.startswith(tensor) for token in arg.lower().split("_") if token != "stride")
+
+
 def _int_binding(a, per_call, calls, candidates, sizes, what, site) -> str:
     if all(p.expr for p in per_call):
         texts = {_Sizes(c).text(p.expr, what) for c, p in zip(calls, per_call)}
@@ -248,7 +255,7 @@ def _int_binding(a, per_call, calls, candidates, sizes, what, site) -> str:
     if all(not p.expr for p in per_call):
         if all(v in (0, 1) for v in values) and len(set(values)) == 1:
             return str(values[0])
-        for cand in candidates:
+        for cand in sorted(candidates, key=lambda c: not _names_tensor(a.name, c)):
             if all(_value_in(c, cand) == v for c, v in zip(calls, values)):
                 return cand
         if len(set(values)) == 1:
