@@ -31,7 +31,8 @@ import triton_aot  # noqa: E402
 from triton_aot import abi, variant  # noqa: E402
 
 REPO = Path(triton_aot.__file__).resolve().parent.parent
-TOOL_CASES = [c for c in catalogue.CASES if c.tool in ("compile", "link")]
+TOOL_CASES = [c for c in catalogue.CASES if c.tool in ("compile", "link", "capture")]
+MODULES = {"compile": "compile", "link": "link", "capture": "capture.tool"}
 
 
 # ----------------------------------------------------------------------------- building inputs
@@ -121,17 +122,25 @@ def link_argv(case, dirs: dict, verbose: bool = False) -> list:
     return [_subst(a, dirs) for a in argv] + (["--verbose"] if verbose else [])
 
 
+def capture_argv(case, dirs: dict, verbose: bool = False) -> list:
+    flags = dict(catalogue.CAPTURE_BASE)
+    flags.update(case.flags)
+    argv = [f"--{k}={v}" for k, v in flags.items() if v is not None] + list(case.extra)
+    return [_subst(a, dirs) for a in argv] + (["--verbose"] if verbose else [])
+
+
 def run_case(case, root: Path, verbose: bool = False) -> dict:
     dirs = {"K": KERNELS, "OUT": root / "out", "TMP": root / "tmp"}
     for key in ("OUT", "TMP"):
         dirs[key].mkdir(parents=True)
     home = root / "home"
     home.mkdir()
-    argv = (compile_argv if case.tool == "compile" else link_argv)(case, dirs, verbose)
+    argv = {"compile": compile_argv, "link": link_argv, "capture": capture_argv}[case.tool](
+        case, dirs, verbose)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TRITON_", "PYTHON"))}
     env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", HOME=str(home),
                TMPDIR=str(dirs["TMP"]))
-    proc = subprocess.run([sys.executable, "-m", f"triton_aot.{case.tool}", *argv],
+    proc = subprocess.run([sys.executable, "-m", f"triton_aot.{MODULES[case.tool]}", *argv],
                           capture_output=True, text=True, env=env, cwd=dirs["TMP"], timeout=300)
     return {"argv": argv, "rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,
             "outputs": sorted(str(p.relative_to(dirs["OUT"])) for p in dirs["OUT"].rglob("*")),

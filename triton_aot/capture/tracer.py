@@ -16,10 +16,12 @@ import contextlib
 import dataclasses
 import inspect
 import os
+import re
 import sys
 import traceback
 from typing import Any, Callable, Iterator
 
+from triton_aot.build_driver import DeviceAccessRefused
 from triton_aot.capture import sizes
 from triton_aot.capture.examples import ExampleCall, FakeInputs
 from triton_aot.capture.record import Allocation, Argument, CallCapture, Launch, TensorInput
@@ -301,6 +303,14 @@ def capture_call(launcher: Callable, inputs: FakeInputs, call: ExampleCall,
     try:
         with _recording(recorder), inputs.mode:
             result = launcher(*call.args, **call.kwargs)
+    except DeviceAccessRefused as e:  # the build-time driver's or torch.cuda's refusal
+        asked = re.search(r"calls (\S+), which needs a GPU", e.message)
+        raise CaptureRefused(
+            f"{what}: {_traceback_line(e)}: the launcher asks the GPU "
+            f"({asked.group(1) if asked else 'a device query'}), which a build without one "
+            "cannot answer (the build-time driver answers the target, its torch device and "
+            "torch.cuda's capability questions); pass the value to the launcher as an argument, "
+            "or for the SM count declare the kernel explicitly with NUM_SMS in its grid") from None
     except UserError as e:
         raise UserError(f"{e.message} (example call {call.text!r})") from None
     except (DataDependentOutputException, DynamicOutputShapeException,
