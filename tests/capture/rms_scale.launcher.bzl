@@ -56,7 +56,7 @@ CALLS = [
             ],
         ],
         "guards": [
-            "rows <= 4096",
+            "rows <= 1024",
         ],
     },
     {
@@ -68,7 +68,7 @@ CALLS = [
             ],
         ],
         "guards": [
-            "rows <= 4096",
+            "rows <= 1024",
         ],
     },
     {
@@ -80,7 +80,7 @@ CALLS = [
             ],
         ],
         "guards": [
-            "rows > 4096",
+            "rows > 1024",
         ],
     },
 ]
@@ -108,15 +108,15 @@ OP = {
     },
     "algo_choice": [
         [
-            "x.size(1) == 1024 and w.size(0) == 1024 and x.size(0) <= 4096",
+            "x.size(1) == 1024 and w.size(0) == 1024 and x.size(0) <= 1024",
             "0",
         ],
         [
-            "x.size(1) == 4096 and w.size(0) == 4096 and x.size(0) <= 4096",
+            "x.size(1) == 4096 and w.size(0) == 4096 and x.size(0) <= 1024",
             "1",
         ],
         [
-            "x.size(1) == 4096 and w.size(0) == 4096 and x.size(0) > 4096",
+            "x.size(1) == 4096 and w.size(0) == 4096 and x.size(0) > 1024",
             "2",
         ],
     ],

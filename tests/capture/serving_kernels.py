@@ -32,7 +32,7 @@ def rms_scale(x, w, eps):
     """y = x / rms(x) * w over the rows of a 2-D x."""
     n_rows, n_cols = x.shape
     block, warps = next((b, nw) for limit, b, nw in _ROW_TABLE if n_cols <= limit)
-    rows = 1 if n_rows <= 4096 else 4  # many rows: fewer, longer programs
+    rows = 1 if n_rows <= 1024 else 4  # many rows: fewer, longer programs
     y = torch.empty_like(x)
     rms_scale_kernel[(triton.cdiv(n_rows, rows),)](x, w, y, n_rows, n_cols, eps, ROWS=rows,
                                                      BLOCK=block, num_warps=warps)

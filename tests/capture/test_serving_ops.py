@@ -38,7 +38,7 @@ def test_size_no_example_covers_is_refused():
 
 def test_every_covered_size_passes_the_choice():
     # the choice is made before the device check: a CPU tensor of a covered size gets that far
-    for rows, cols in ((8, 1024), (8, 4096), (5000, 4096)):
+    for rows, cols in ((8, 1024), (8, 4096), (1030, 4096)):
         with pytest.raises(RuntimeError, match="must be a CUDA tensor"):
             NS.rms_scale(torch.ones(rows, cols, dtype=BF), torch.ones(cols, dtype=BF), 1e-6)
 
@@ -81,7 +81,7 @@ def launchers_in_interpreter():
     want = torch.nn.functional.scaled_dot_product_attention(
         q[:, :, None], kc.transpose(1, 2), vc.transpose(1, 2))[:, :, 0]
     errs["decode_attention"] = (got - want).abs().max().item()
-    for rows in (3, 4097):
+    for rows in (3, 1030):
         x, w = torch.randn(rows, 1000), torch.randn(1000)
         want = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
         errs[f"rms_scale rows={rows}"] = (k.rms_scale(x, w, 1e-6) - want).abs().max().item()
