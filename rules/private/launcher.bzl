@@ -22,7 +22,10 @@ def _triton_capture_impl(ctx):
     toolchain = find_triton_exec_toolchain(ctx)
     source = kernel_source(ctx, "'{}'".format(ctx.attr.launcher))
     record = ctx.actions.declare_file(ctx.label.name + ".capture.json")
-    bzl = ctx.actions.declare_file(ctx.attr.library_name + ".launcher.bzl")
+
+    # In a folder of its own: at the package's path, its runfile would be the committed copy's,
+    # and the diff test would compare the committed file with itself.
+    bzl = ctx.actions.declare_file("_capture/{}.launcher.bzl".format(ctx.attr.library_name))
     build = ctx.actions.declare_file(ctx.label.name + ".BUILD.txt")
     args = tool_args(ctx)
     args.add("//{}:{}".format(ctx.label.package, ctx.label.name), format = "--target=%s")
@@ -154,7 +157,7 @@ def triton_launcher_library(
     package = native.package_name()
     diff_test(
         name = name + "_declaration_test",
-        failure_message = "{0}.launcher.bzl is stale (the launcher, its kernels or the example calls changed): run tools/bazel build //{1}:{0}_declaration && cp bazel-bin/{1}/{0}.launcher.bzl {1}/".format(name, package),
+        failure_message = "{0}.launcher.bzl is stale (the launcher, its kernels or the example calls changed): run tools/bazel build //{1}:{0}_declaration && cp bazel-bin/{1}/_capture/{0}.launcher.bzl {1}/".format(name, package),
         file1 = ":" + name + "_declaration_bzl",
         file2 = name + ".launcher.bzl",
     )

@@ -92,8 +92,8 @@ OP = {
                 "chunk": "cdiv(k_cache.size(1), 8)",
                 "sm_scale": "sm_scale",
                 "stride_kb": "4096 * k_cache.size(1)",
-                "stride_ks": "q.stride(0)",
-                "stride_kh": "q.size(2)",
+                "stride_ks": "k_cache.stride(1)",
+                "stride_kh": "k_cache.size(3)",
                 "batch": "q.size(0)",
             },
             "checks": [

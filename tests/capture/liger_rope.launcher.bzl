@@ -60,9 +60,9 @@ OP = {
         "k_ptr": "k",
         "k_row_stride": "k.stride(2)",
         "cos": "cos",
-        "cos_row_stride": "q.size(3)",
+        "cos_row_stride": "cos.size(2)",
         "sin": "sin",
-        "sin_row_stride": "q.size(3)",
+        "sin_row_stride": "sin.size(2)",
         "sl": "q.size(2)",
     },
     "checks": [

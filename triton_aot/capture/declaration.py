@@ -88,12 +88,13 @@ def _grid_in_arguments(grid: tuple[str, ...], launches: list[Launch]) -> tuple[t
 
 
 def declare(calls: list[CallCapture], name: str, what: str) -> Declaration:
-    groups: dict[tuple, list[tuple[int, Launch]]] = {}
+    groups: dict[tuple, list[tuple[tuple[int, int], Launch]]] = {}
     for call_index, call in enumerate(calls):
-        for launch in call.launches:
-            groups.setdefault(_type_key(launch), []).append((call_index, launch))
+        for launch_index, launch in enumerate(call.launches):
+            groups.setdefault(_type_key(launch), []).append(((call_index, launch_index), launch))
     kernels = [key[1] for key in groups]
-    libraries, index_of = [], {}
+    libraries: list[Library] = []
+    index_of: dict[tuple[int, int], tuple[str, int]] = {}  # (call, launch) -> (library, algo)
     for key, members in groups.items():
         launches = [l for _, l in members]
         kernel = key[1]
@@ -118,7 +119,7 @@ def declare(calls: list[CallCapture], name: str, what: str) -> Declaration:
         patterns = sorted(patterns, key=lambda p: (-len(p), [-dict(p).get(n, 0) for n in order]))
         algos: list[Algo] = []
         launch_args: set[str] = set()
-        for call_index, launch in members:
+        for where, launch in members:
             grid, left = _grid_in_arguments(launch.grid, launches)
             launch_args |= left
             algo = Algo(launch.constexprs(), launch.num_warps, launch.num_stages, grid)
@@ -130,7 +131,7 @@ def declare(calls: list[CallCapture], name: str, what: str) -> Declaration:
                                 f"and {algo.grid}); a grid must be one expression of the sizes")
             if not same:
                 algos.append(algo)
-            index_of[(call_index, launch.site, id(launch))] = (lib_name, (same or [len(algos) - 1])[0])
+            index_of[where] = (lib_name, (same or [len(algos) - 1])[0])
         libraries.append(Library(
             name=lib_name, kernel=kernel, module=launches[0].module,
             kernel_src=_kernel_src(launches[0].module), signature=signature,
@@ -139,7 +140,7 @@ def declare(calls: list[CallCapture], name: str, what: str) -> Declaration:
             sites=sorted({l.site for l in launches})))
     per_call = []
     for call_index, call in enumerate(calls):
-        per_call.append((call.call, [index_of[(call_index, l.site, id(l))] for l in call.launches],
+        per_call.append((call.call, [index_of[(call_index, i)] for i in range(len(call.launches))],
                          list(call.guards)))
     return Declaration(libraries, per_call)
 
