@@ -151,7 +151,14 @@ def _kernel_src(module: str) -> str:
     path = os.path.abspath(getattr(mod, "__file__", "") or "")
     here = os.getcwd() + os.sep
     if path.startswith(here) and "site-packages" not in path:
-        return os.path.relpath(path, here)
+        # relative to its repository's root, as a label names it: not under external/REPO/
+        # (the same BUILD file built from another module) nor bazel-out/CONFIG/bin/
+        parts = os.path.relpath(path, here).split(os.sep)
+        if parts[0] == "bazel-out":
+            parts = parts[3:]
+        if parts[0] == "external":
+            parts = parts[2:]
+        return "/".join(parts)
     return ""
 
 
