@@ -1,5 +1,5 @@
-"""Each stage's py_library holds exactly the stages its modules import, and only compile/
-imports triton.
+"""Each stage's py_library holds exactly the stages its modules import, and only compile/ (and
+capture/, which runs a launcher under Triton's JIT to record its launches) imports triton.
 
 A Bazel action takes only its tool's stage library (and, through deps, the stages below it), so a
 module that imports a stage its library lacks would fail only in a sandboxed action, and one
@@ -17,7 +17,8 @@ import sys
 import unittest
 from pathlib import Path
 
-TRITON_STAGE = "compile"
+# compile/ compiles; capture/ runs launchers under Triton's JIT (its launches are recorded).
+TRITON_STAGES = ("compile", "capture")
 
 
 def stage_of(short_path: Path) -> str | None:
@@ -93,13 +94,15 @@ class StagesTest(unittest.TestCase):
                              "actions")
         self.assertNotIn("tuning", {stage_of(p) for p in self.libraries["compile"]})
         self.assertNotIn("torch", {stage_of(p) for p in self.libraries["compile"]})
+        self.assertNotIn("capture", {stage_of(p) for p in self.libraries["compile"]})
 
     def test_only_compile_imports_triton(self):
         importers = sorted(f"{name}/{p.name}" for name, modules in self.modules.items()
-                           for p in modules if name != TRITON_STAGE and imports(p)[1])
-        self.assertEqual(importers, [], "only triton_aot/compile imports triton: move the code "
-                                        "that needs it there")
-        self.assertTrue(any(imports(p)[1] for p in self.modules[TRITON_STAGE]))
+                           for p in modules if name not in TRITON_STAGES and imports(p)[1])
+        self.assertEqual(importers, [], "only triton_aot/compile and triton_aot/capture import "
+                                        "triton: move the code that needs it there")
+        for stage in TRITON_STAGES:
+            self.assertTrue(any(imports(p)[1] for p in self.modules[stage]))
 
 
 if __name__ == "__main__":

@@ -73,15 +73,15 @@ class Block(nn.Module):
         rows = x.view(batch * seq, hidden)
 
         # attention: the op reads q, k and v as strided views of the one QKV projection
-        n, _rstd = OPS.rms_norm(rows, self.attn_norm, self.eps)
+        n, _rstd = OPS.rms_norm(rows, self.attn_norm, self.eps, 0.0)  # Liger's offset 0
         qkv = OPS.matmul(n, self.w_qkv).view(batch, seq, 3, self.heads, HEAD_DIM)
         attn = OPS.attention(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], self.sm_scale)
         rows = OPS.add(rows, OPS.matmul(attn.view(batch * seq, hidden), self.w_o))
 
         # SwiGLU MLP: gate and up as two matmuls, since the SwiGLU kernel takes one row stride
         # for a, b and its output (halves of one fused projection would need two)
-        n, _rstd = OPS.rms_norm(rows, self.mlp_norm, self.eps)
-        mlp = OPS.swiglu(OPS.matmul(n, self.w_gate), OPS.matmul(n, self.w_up))
+        n, _rstd = OPS.rms_norm(rows, self.mlp_norm, self.eps, 0.0)
+        mlp = OPS.swiglu(OPS.matmul(n, self.w_gate), OPS.matmul(n, self.w_up), 1.0)
         rows = OPS.add(rows, OPS.matmul(mlp, self.w_down))
         return rows.view(batch, seq, hidden)
 

@@ -35,8 +35,8 @@ NO_TRITON_GFX = "gfx908"  # an AMD arch (CDNA1) triton does not compile for
 assert NO_TRITON_GFX not in targets.HIP_ARCHS
 
 LAYERS = ("rule attribute", "compile flag", "link flag", "signature", "grid", "kernel",
-          "link input", "launch call")
-TOOLS = ("compile", "link", "rule", "runtime")
+          "link input", "launch call", "launcher")
+TOOLS = ("compile", "link", "rule", "runtime", "capture")
 
 
 @dataclass(frozen=True)
@@ -1313,7 +1313,60 @@ RULE_CASES += [
          attrs='targets = ["hip:gfx942"], ' + _RTZ_ALGO % '{"out_ptr": "n"}'),
 ]
 
-CASES = COMPILE_CASES + LINK_CASES + RULE_CASES + RUNTIME_CASES
+# ----------------------------------------------------------------------------- capture tool
+
+# A good capture (triton_launcher_library's action): every capture case names another launcher
+# of kernels/bad_launchers.py; the message names the target and the launcher's file:line.
+CAPTURE_BASE = {
+    "target": "//pkg:scaled",
+    "launcher_path": "{K}/bad_launchers.py",
+    "launcher": "good",
+    "call": "fp32(n)",
+    "sizes": '{"n": 4096}',
+    "name": "scaled",
+    "out_record": "{OUT}/r.json",
+    "out_bzl": "{OUT}/scaled.launcher.bzl",
+    "out_build": "{OUT}/scaled.BUILD",
+}
+
+CAPTURE_CASES = [
+    Case("capture_host_sync", "launcher", "capture",
+         "the launcher sizes its grid by `int(x.sum().item())`",
+         ("//pkg:scaled: bad_launchers.py:23", "reads tensor values on the host"),
+         ("compute it from sizes, or pass it as an argument",),
+         flags={"launcher": "host_sync"}),
+    Case("capture_value_branch", "launcher", "capture",
+         "the launcher picks BLOCK by `(x > 0).all()`",
+         ("//pkg:scaled: bad_launchers.py:30", "a branch or grid on tensor contents"),
+         ("compute it from sizes, or pass it as an argument",),
+         flags={"launcher": "value_branch"}),
+    Case("capture_device_query", "launcher", "capture",
+         "the launcher asks `driver.active.utils.get_device_properties(0)` for the SM count",
+         ("//pkg:scaled: bad_launchers.py:37", "asks the GPU (triton.runtime.driver.active.utils.get_device_properties)"),
+         ("pass the value to the launcher as an argument", "NUM_SMS"),
+         flags={"launcher": "device_query"}),
+    Case("capture_global_tensor", "launcher", "capture",
+         "a launch writes a module-level tensor, not an input or an allocation",
+         ("//pkg:scaled: bad_launchers.py:46", "argument Y of scale_kernel", "neither got nor allocated"),
+         ("pass it to the launcher as an argument",),
+         flags={"launcher": "global_tensor"}),
+    Case("capture_dynamic_constexpr", "launcher", "capture",
+         "a constexpr (BLOCK) from a size declared dynamic",
+         ("//pkg:scaled: bad_launchers.py:52", "constexpr BLOCK of scale_kernel depends on the dynamic size(s) n"),
+         ("make those sizes static (leave them out of `sizes`)",),
+         flags={"launcher": "dynamic_constexpr"}),
+    Case("capture_unknown_launcher", "launcher", "capture",
+         "`launcher` names no function of the file",
+         ("//pkg:scaled: attribute 'launcher'", "defines no function 'missing'"),
+         ("name the Python function that runs kernel[grid](...)",),
+         flags={"launcher": "missing"}),
+    Case("capture_bad_call", "launcher", "capture",
+         "an example call that is not Python call arguments",
+         ("//pkg:scaled: example call 'fp32(n'",), ("write call arguments such as",),
+         flags={"call": "fp32(n"}),
+]
+
+CASES = COMPILE_CASES + LINK_CASES + RULE_CASES + RUNTIME_CASES + CAPTURE_CASES
 
 
 def by_id() -> dict:

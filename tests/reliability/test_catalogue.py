@@ -36,8 +36,9 @@ from triton_aot.core import abi  # noqa: E402
 REPO = Path(triton_aot.__file__).resolve().parent.parent
 # and the rule cases refused at build, by the compile tool as the library's action runs it
 # The catalogue's tools, by the module that runs them.
-TOOL_MODULES = {"compile": "triton_aot.compile.compile", "link": "triton_aot.emit_c.link"}
-TOOL_CASES = [c for c in catalogue.CASES if c.tool in ("compile", "link") or c.at_build]
+TOOL_MODULES = {"compile": "triton_aot.compile.compile", "link": "triton_aot.emit_c.link",
+                "capture": "triton_aot.capture.tool"}
+TOOL_CASES = [c for c in catalogue.CASES if c.tool in TOOL_MODULES or c.at_build]
 
 
 # ----------------------------------------------------------------------------- building inputs
@@ -127,14 +128,22 @@ def link_argv(case, dirs: dict, verbose: bool = False) -> list:
     return [_subst(a, dirs) for a in argv] + (["--verbose"] if verbose else [])
 
 
+def capture_argv(case, dirs: dict, verbose: bool = False) -> list:
+    flags = dict(catalogue.CAPTURE_BASE)
+    flags.update(case.flags)
+    argv = [f"--{k}={v}" for k, v in flags.items() if v is not None] + list(case.extra)
+    return [_subst(a, dirs) for a in argv] + (["--verbose"] if verbose else [])
+
+
 def run_case(case, root: Path, verbose: bool = False) -> dict:
     dirs = {"K": KERNELS, "OUT": root / "out", "TMP": root / "tmp"}
     for key in ("OUT", "TMP"):
         dirs[key].mkdir(parents=True)
     home = root / "home"
     home.mkdir()
-    tool = "link" if case.tool == "link" else "compile"
-    argv = (compile_argv if tool == "compile" else link_argv)(case, dirs, verbose)
+    tool = case.tool if case.tool in ("link", "capture") else "compile"
+    argv = {"compile": compile_argv, "link": link_argv, "capture": capture_argv}[tool](
+        case, dirs, verbose)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TRITON_", "PYTHON"))}
     env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", HOME=str(home),
                TMPDIR=str(dirs["TMP"]))

@@ -128,6 +128,8 @@ class Op:
     hint_sets: list[list[tuple[str, int]]]  # per specialization: [(param, 16 or 1)]
     algo_arg: bool = False
     py_checks: list[tuple[str, str]] = field(default_factory=list)
+    # the algo chosen by conditions on the arguments: [(C++ condition, text, algo index)]
+    algo_choice: list[tuple[str, str, int]] = field(default_factory=list)
 
 
 def _fail(op: str, message: str) -> UserError:
@@ -368,7 +370,10 @@ def build_op(name: str, spec: dict, lib: dict) -> Op:
             raise _fail(name, f"{c_name} takes a tensor descriptor ({p.kernel_param}); torch ops "
                               "over tensordesc parameters are not supported yet")
 
-    entry_kind = spec.get("entry") or ("auto" if description.function("auto") else "default")
+    choice = spec.get("algo_choice") or []
+    entry_kind = spec.get("entry") or ("algo" if choice else "auto" if description.function("auto") else "default")
+    if choice and entry_kind != "algo":
+        raise _fail(name, "algo_choice: the op chooses the algo, so entry must be 'algo' or unset")
     entry = {"auto": f"{c_name}_auto", "default": f"{c_name}_default", "algo": c_name}.get(entry_kind)
     if entry is None:
         raise _fail(name, f"entry: {entry_kind!r} is not 'auto', 'default' or 'algo'")
@@ -385,9 +390,9 @@ def build_op(name: str, spec: dict, lib: dict) -> Op:
         raise _fail(name, f"{entry}() does not take a CUstream first (a HIP library?); torch ops "
                           "are CUDA only")
     params = params[1:]
-    algo_arg = entry_kind == "algo"
-    if algo_arg:
-        params = params[:-1]  # int algo_id, an op argument of its own
+    algo_arg = entry_kind == "algo" and not choice
+    if entry_kind == "algo":
+        params = params[:-1]  # int algo_id: an op argument of its own, or chosen
 
     args = _parse_args(name, spec.get("args") or [])
     if algo_arg:
@@ -502,10 +507,14 @@ def build_op(name: str, spec: dict, lib: dict) -> Op:
     for t in list(dims):
         if t not in tensors:
             dims.pop(t)  # outputs' ranks are the shapes given
+    algo_choice = []
+    for text, algo in choice:
+        cc = "true" if text.strip() == "True" else expr("algo_choice", text, boolean=True).cc
+        algo_choice.append((cc, text, int(algo)))
     return Op(name=name, lib=c_name, entry=entry, include=lib["include"], args=args,
               outputs=outputs, bindings=bindings, checks=checks, min_dims=dims,
               contiguous=contiguous, mutates=mutates, hint_sets=hint_sets, algo_arg=algo_arg,
-              py_checks=py_checks)
+              py_checks=py_checks, algo_choice=algo_choice)
 
 
 def _split_top(text: str) -> list[str]:
@@ -579,6 +588,12 @@ def _cc_op(ns: str, op: Op) -> str:
               f"INT64_C({lo}), INT64_C({hi}), {_cstr(b.param.ctype)});")
         elif b.kind == "float":
             w(f"  const double p_{b.param.name} = static_cast<double>({b.cc});")
+    if op.algo_choice:
+        w("  int trt_algo = -1;  // the algo the example call of these sizes ran")
+        for i, (cc, text, algo) in enumerate(op.algo_choice):
+            w(f"  {'else ' if i else ''}if ({cc}) trt_algo = {algo};  // {text}")
+        covered = " | ".join(text for _, text, _ in op.algo_choice)
+        w(f"  if (trt_algo < 0) trt_fail(kOp, {_cstr('no example call of the launcher covers these sizes (' + covered + ')')});")
     if op.algo_arg:
         w(f"  if (v_algo_id < 0 || v_algo_id >= {op.lib}_get_num_algos()) trt_fail(kOp, "
           f"\"argument 'algo_id' is not an algo of {op.lib} (0..\" + std::to_string({op.lib}_get_num_algos() - 1) + \")\");")
@@ -644,6 +659,8 @@ def _cc_op(ns: str, op: Op) -> str:
             cargs.append(f"static_cast<{b.param.ctype}>(p_{b.param.name})")
     if op.algo_arg:
         cargs.append("static_cast<int>(v_algo_id)")
+    elif op.algo_choice:
+        cargs.append("trt_algo")
     w(f"  trt_check_launch(kOp, {_cstr(op.entry)}, {op.entry}({', '.join(cargs)}));")
     if n_out == 1:
         w(f"  return o_{op.outputs[0][0]};")
@@ -812,11 +829,14 @@ void trt_check_launch(const char* op, const char* entry, CUresult r) {{
 
 
 def render_cc(ns: str, label: str, ops: list[Op]) -> str:
-    includes = "\n".join(sorted({f'#include "{op.include}"' for op in ops}))
+    from triton_aot.torch import torch_steps  # ops over several launches
+    includes = "\n".join(sorted({f'#include "{inc}"' for op in ops
+                                 for inc in getattr(op, "includes", None) or {op.include}}))
     cases = "\n".join(f"    case ScalarType::{enum}: return \"{name}\";" for name, enum in
                       sorted(set(DTYPES.values()), key=lambda v: v[1]))
     out = [CC_PRELUDE.format(label=label, ns=ns, includes=includes, dtype_cases=cases)]
-    out += [_cc_op(ns, op) + "\n" for op in ops]
+    out += [(torch_steps.render_cc(ns, op) if isinstance(op, torch_steps.StepsOp)
+             else _cc_op(ns, op)) + "\n" for op in ops]
     out.append("}  // namespace\n")
     out.append(f"STABLE_TORCH_LIBRARY({ns}, m) {{")
     out += [f"  m.def({_cstr(_schema(op))});" for op in ops]
@@ -954,7 +974,9 @@ def render_py(ns: str, label: str, so: str, ops: list[Op]) -> str:
     names = ", ".join(op.name for op in ops)
     usage = "\n".join(f"    torch.ops.{ns}.{_schema(op)}" for op in ops)
     schemas = {op.name: f"{ns}::{_schema(op)}" for op in ops}
-    fakes = "\n\n".join(_py_fake(ns, op) for op in ops)
+    from triton_aot.torch import torch_steps
+    fakes = "\n\n".join(torch_steps.render_py_fake(ns, op) if isinstance(op, torch_steps.StepsOp)
+                         else _py_fake(ns, op) for op in ops)
     return PY_TEMPLATE.format(ns=ns, names=names, label=label, so=so, usage=usage, schemas=schemas,
                               fakes=fakes)
 
@@ -966,7 +988,9 @@ def generate(plan: dict) -> tuple[str, str]:
     ns = plan["namespace"]
     if not _IDENT.match(ns):
         raise UserError(f"namespace {ns!r} is not an identifier")
-    ops = [build_op(o["name"], o["spec"], o["lib"]) for o in plan["ops"]]
+    from triton_aot.torch import torch_steps
+    ops = [torch_steps.build(o["name"], o["spec"], o["steps"]) if o.get("steps")
+           else build_op(o["name"], o["spec"], o["lib"]) for o in plan["ops"]]
     if not ops:
         raise UserError("ops: a torch library needs at least one op")
     py = render_py(ns, plan["label"], plan["so_name"], ops)

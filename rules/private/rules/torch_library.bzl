@@ -16,7 +16,7 @@ load("//rules/private/actions:torch_actions.bzl", "compile_torch_op_library", "g
 
 _ENTRIES = ["", "auto", "default", "algo"]
 
-def triton_torch_op(lib, args, outputs = {}, bind = {}, checks = [], contiguous = None, mutates = [], entry = ""):
+def triton_torch_op(lib = None, args = [], outputs = {}, bind = {}, checks = [], contiguous = None, mutates = [], entry = "", algo_choice = [], steps = [], returns = []):
     """Describes one torch op over a `triton_kernel_library`'s C API.
 
     The op's schema is tensor-level (`matmul(Tensor a, Tensor b) -> Tensor`); every parameter
@@ -60,6 +60,14 @@ def triton_torch_op(lib, args, outputs = {}, bind = {}, checks = [], contiguous 
         when the library has `tuning_key`), `"default"` (`NAME_default`, the default
         otherwise), or `"algo"` (`NAME(..., algo_id)`; the op gets a required `int algo_id`
         argument after the arguments without a default, before those with one).
+      algo_choice: `[[condition, algo index], ...]`: the op calls `NAME(..., algo_id)` with the
+        algo of the first condition that holds, and refuses a call none covers (what a
+        captured launcher's size choices become: `triton_launcher_library`).
+      steps: instead of `lib`: one op over several launches, run in order: a list of dicts
+        with this function's other attributes (`lib`, `args`, `bind`, `outputs`, `checks`,
+        ...), each over the op's `args` and the tensors earlier steps allocated (by their
+        pointer parameter's name). What a captured launcher with several launches becomes.
+      returns: with `steps`: the tensors the op returns, `[[step index, pointer parameter]]`.
 
     Returns:
       A string (JSON) for `triton_torch_library`'s `ops`.
@@ -71,6 +79,10 @@ def triton_torch_op(lib, args, outputs = {}, bind = {}, checks = [], contiguous 
             fail("triton_torch_op: {} must be a dict of C parameter -> expression, got {}".format(name, type(value)))
     if entry not in _ENTRIES:
         fail("triton_torch_op: entry must be one of \"auto\", \"default\", \"algo\" (or \"\": auto when the library has a tuning table), got {}".format(repr(entry)))
+    if steps:
+        return json.encode({"args": args, "steps": steps, "returns": returns})
+    if lib == None:
+        fail("triton_torch_op: give lib (or steps)")
     return json.encode({
         "lib": lib,
         "args": args,
@@ -80,6 +92,7 @@ def triton_torch_op(lib, args, outputs = {}, bind = {}, checks = [], contiguous 
         "contiguous": contiguous,
         "mutates": mutates,
         "entry": entry,
+        "algo_choice": algo_choice,
     })
 
 def _target_version(label, text):
@@ -103,21 +116,27 @@ def _triton_torch_library_impl(ctx):
     toolchain = find_triton_exec_toolchain(ctx)
     by_label = {str(lib.label): lib for lib in ctx.attr.libs}
     ops, inputs = [], []
-    for op_name, text in ctx.attr.ops.items():
-        spec = json.decode(text)
+
+    def lib_of(op_name, spec):
         lib = by_label.get(spec["lib"])
         if lib == None:
             fail("{}: op '{}' names lib {}, which is not in libs ({})".format(label, op_name, spec["lib"], ", ".join(by_label.keys())))
         info = lib[TritonKernelInfo]
         inputs.append(info.description)
-        ops.append({
-            "name": op_name,
-            "spec": spec,
-            "lib": {
-                "description": info.description.path,
-                "include": _include_path(info.header),
-            },
-        })
+        return {
+            "description": info.description.path,
+            "include": _include_path(info.header),
+        }
+
+    for op_name, text in ctx.attr.ops.items():
+        spec = json.decode(text)
+        if spec.get("steps"):  # one op over several launches (triton_launcher_library)
+            ops.append({"name": op_name, "spec": spec, "steps": [
+                {"spec": step, "lib": lib_of(op_name, step)}
+                for step in spec["steps"]
+            ]})
+            continue
+        ops.append({"name": op_name, "spec": spec, "lib": lib_of(op_name, spec)})
     target_version = _target_version(label, ctx.attr.torch_target_version)
     so_name = "lib{}.so".format(label.name)
     plan = ctx.actions.declare_file(label.name + ".torch_ops.json")
@@ -214,11 +233,12 @@ def triton_torch_library(name, namespace, ops, torch_target_version = "2.11", **
     libs, resolved = [], {}
     for op_name, text in ops.items():
         spec = json.decode(text)
-        lib = native.package_relative_label(spec["lib"])
-        spec["lib"] = str(lib)
+        for part in spec.get("steps") or [spec]:
+            lib = native.package_relative_label(part["lib"])
+            part["lib"] = str(lib)
+            if lib not in libs:
+                libs.append(lib)
         resolved[op_name] = json.encode(spec)
-        if lib not in libs:
-            libs.append(lib)
     _triton_torch_library(
         name = name,
         namespace = namespace,

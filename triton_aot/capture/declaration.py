@@ -1,0 +1,261 @@
+"""The captured launches of every example call, merged into `triton_kernel_library` attributes.
+
+One library per (kernel, argument types): its signature from the argument types, one
+specialization per distinct hint pattern of the examples plus the generic one, one algo per
+distinct (constexprs, num_warps, num_stages) the launcher chose, and the grid in the rules'
+grid language with each dynamic size written as the kernel's integer argument that carries it,
+or else as a launch argument. Rendered twice: as NAME.launcher.bzl (data the BUILD file loads;
+never edited by hand) and as the explicit BUILD text a user can read, review or freeze.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from triton_aot.capture.record import CallCapture, Launch
+from triton_aot.core.errors import UserError
+
+_INT_WIDTH = {"i32": 0, "u32": 1, "i64": 2, "u64": 3}
+
+
+@dataclass
+class Algo:
+    constexprs: dict[str, Any]
+    num_warps: int
+    num_stages: int
+    grid: tuple[str, ...]
+
+
+@dataclass
+class Library:
+    name: str
+    kernel: str
+    module: str
+    kernel_src: str          # the srcs file that defines the kernel ("" for an installed module)
+    signature: list[str]
+    specializations: list[str]
+    algos: list[Algo]
+    launch_args: list[str]
+    sites: list[str] = field(default_factory=list)
+
+    def grid(self) -> tuple[str, ...] | None:
+        grids = {a.grid for a in self.algos}
+        return next(iter(grids)) if len(grids) == 1 else None
+
+
+@dataclass
+class Declaration:
+    libraries: list[Library]
+    # per example call: its launches as (library name, algo index), and its size guards
+    calls: list[tuple[str, list[tuple[str, int]], list[str]]]
+
+
+def _type_key(launch: Launch) -> tuple:
+    return (launch.module, launch.kernel,
+            tuple((a.name, a.kind, a.type if a.kind != "int" else "") for a in launch.arguments))
+
+
+def _spelling(hints: tuple[tuple[str, int], ...]) -> str:
+    return " ".join(f"{n}:{h}" for n, h in hints)
+
+
+def _grid_in_arguments(grid: tuple[str, ...], launches: list[Launch]) -> tuple[tuple[str, ...], set[str]]:
+    """The grid with each size name written as the integer argument that carries exactly that
+    size in every launch, and the size names left (launch arguments)."""
+    carriers = {}
+    first = launches[0]
+    for i, a in enumerate(first.arguments):
+        if a.kind == "int" and a.expr and re.fullmatch(r"[A-Za-z_]\w*", a.expr) \
+                and all(l.arguments[i].expr == a.expr for l in launches):
+            carriers.setdefault(a.expr, a.name)
+    left = set()
+
+    def name(m: re.Match) -> str:
+        word = m.group(0)
+        if word in ("cdiv", "min", "max"):
+            return word
+        if word in carriers:
+            return carriers[word]
+        left.add(word)
+        return word
+
+    return tuple(re.sub(r"[A-Za-z_]\w*", name, g) for g in grid), left
+
+
+def declare(calls: list[CallCapture], name: str, what: str) -> Declaration:
+    groups: dict[tuple, list[tuple[tuple[int, int], Launch]]] = {}
+    for call_index, call in enumerate(calls):
+        for launch_index, launch in enumerate(call.launches):
+            groups.setdefault(_type_key(launch), []).append(((call_index, launch_index), launch))
+    kernels = [key[1] for key in groups]
+    libraries: list[Library] = []
+    index_of: dict[tuple[int, int], tuple[str, int]] = {}  # (call, launch) -> (library, algo)
+    for key, members in groups.items():
+        launches = [l for _, l in members]
+        kernel = key[1]
+        lib_name = name if len(groups) == 1 else f"{name}_{kernel.strip('_')}"
+        if kernels.count(kernel) > 1:
+            lib_name += f"_{sum(1 for l in libraries if l.kernel == kernel)}"
+        signature = []
+        for i, a in enumerate(launches[0].arguments):
+            if a.kind == "constexpr":
+                signature.append(a.name)
+            elif a.kind == "none":
+                signature.append("None")
+            elif a.kind == "bool":
+                signature.append("i1")
+            elif a.kind == "int":
+                signature.append(max((l.arguments[i].type for l in launches),
+                                     key=lambda t: _INT_WIDTH.get(t, 0)))
+            else:
+                signature.append(a.type)
+        patterns = {l.hints() for l in launches} | {()}
+        order = [a.name for a in launches[0].arguments]
+        patterns = sorted(patterns, key=lambda p: (-len(p), [-dict(p).get(n, 0) for n in order]))
+        algos: list[Algo] = []
+        launch_args: set[str] = set()
+        for where, launch in members:
+            grid, left = _grid_in_arguments(launch.grid, launches)
+            launch_args |= left
+            algo = Algo(launch.constexprs(), launch.num_warps, launch.num_stages, grid)
+            same = [i for i, a in enumerate(algos) if (a.constexprs, a.num_warps, a.num_stages)
+                    == (algo.constexprs, algo.num_warps, algo.num_stages)]
+            if same and algos[same[0]].grid != algo.grid:
+                raise UserError(f"{what}: {launch.site}: the grid of {kernel} differs between "
+                                f"example calls with the same constexprs ({algos[same[0]].grid} "
+                                f"and {algo.grid}); a grid must be one expression of the sizes")
+            if not same:
+                algos.append(algo)
+            index_of[where] = (lib_name, (same or [len(algos) - 1])[0])
+        libraries.append(Library(
+            name=lib_name, kernel=kernel, module=launches[0].module,
+            kernel_src=_kernel_src(launches[0].module), signature=signature,
+            specializations=[_spelling(p) for p in patterns], algos=algos,
+            launch_args=[f"{n}: i32" for n in sorted(launch_args)],
+            sites=sorted({l.site for l in launches})))
+    per_call = []
+    for call_index, call in enumerate(calls):
+        per_call.append((call.call, [index_of[(call_index, i)] for i in range(len(call.launches))],
+                         list(call.guards)))
+    return Declaration(libraries, per_call)
+
+
+def _kernel_src(module: str) -> str:
+    """The execroot-relative file of a kernel module from the rule's srcs ("" when installed)."""
+    mod = sys.modules.get(module)
+    path = os.path.abspath(getattr(mod, "__file__", "") or "")
+    here = os.getcwd() + os.sep
+    if path.startswith(here) and "site-packages" not in path:
+        # relative to its repository's root, as a label names it: not under external/REPO/
+        # (the same BUILD file built from another module) nor bazel-out/CONFIG/bin/
+        parts = os.path.relpath(path, here).split(os.sep)
+        if parts[0] == "bazel-out":
+            parts = parts[3:]
+        if parts[0] == "external":
+            parts = parts[2:]
+        return "/".join(parts)
+    return ""
+
+
+def _algo_dict(algo: Algo, with_grid: bool) -> dict[str, Any]:
+    d: dict[str, Any] = {"constexprs": algo.constexprs, "num_warps": algo.num_warps,
+                         "num_stages": algo.num_stages}
+    if with_grid:
+        d["grid"] = ", ".join(algo.grid)
+    return d
+
+
+def library_attrs(lib: Library) -> dict[str, Any]:
+    grid = lib.grid()
+    attrs: dict[str, Any] = {"kernel": lib.kernel}
+    if lib.kernel_src:
+        attrs["kernel_src"] = lib.kernel_src
+    else:
+        attrs["kernel_module"] = lib.module
+    attrs["signature"] = ", ".join(lib.signature)
+    attrs["specializations"] = lib.specializations
+    attrs["algos"] = [_algo_dict(a, grid is None) for a in lib.algos]
+    if grid is not None:
+        attrs["grid"] = ", ".join(grid)
+    if lib.launch_args:
+        attrs["launch_args"] = lib.launch_args
+    return attrs
+
+
+def _starlark(value: Any, indent: str = "") -> str:
+    """JSON with Starlark's True/False/None (the values here are str, int, float, bool, lists
+    and dicts)."""
+    text = json.dumps(value, indent=4, sort_keys=False)
+    text = re.sub(r'(?<!")\btrue\b(?!")', "True", text)
+    text = re.sub(r'(?<!")\bfalse\b(?!")', "False", text)
+    text = re.sub(r'(?<!")\bnull\b(?!")', "None", text)
+    text = re.sub(r'([^\[\{,\s])(?=\n\s*[\]\}])', r"\1,", text)  # buildifier's trailing commas
+    return text.replace("\n", "\n" + indent)
+
+
+def bzl_text(decl: Declaration, what: str, op: dict[str, Any] | None = None) -> str:
+    libraries = {lib.name: library_attrs(lib) for lib in decl.libraries}
+    calls = [{"call": c, "launches": [[n, i] for n, i in launches], "guards": guards}
+             for c, launches, guards in decl.calls]
+    return "\n".join([
+        f'"""Captured from the launcher of {what} and its example calls by',
+        "python3 -m triton_aot.capture.tool. Do not edit: the target's _declaration_test fails",
+        'when this differs from a fresh capture, and its failure message says how to update it."""',
+        "",
+        "# The triton_kernel_library attributes of each library the launcher launches.",
+        "LIBRARIES = " + _starlark(libraries),
+        "",
+        "# Per example call: the (library, algo index) of each launch, in order, and the size",
+        "# conditions the launcher's choices depended on.",
+        "CALLS = " + _starlark(calls),
+        "",
+        "# The torch op over the launches (triton_torch_op attributes; `launcher_op(OP)`).",
+        "OP = " + _starlark(op),
+        "",
+    ])
+
+
+def build_text(decl: Declaration, targets: list[str], op: dict[str, Any] | None = None,
+               op_name: str = "") -> str:
+    out = ['load("@rules_triton//rules:defs.bzl", "triton_algo", "triton_kernel_library", '
+           '"triton_torch_op")', ""]
+    for lib in decl.libraries:
+        attrs = library_attrs(lib)
+        out.append(f"# launched at {', '.join(lib.sites)}")
+        out.append("triton_kernel_library(")
+        out.append(f'    name = "{lib.name}",')
+        for key, value in attrs.items():
+            if key == "algos":
+                out.append("    algos = [")
+                for a in value:
+                    args = [f"constexprs = {_starlark(a['constexprs'], '        ')}",
+                            f"num_warps = {a['num_warps']}", f"num_stages = {a['num_stages']}"]
+                    if "grid" in a:
+                        args.append(f'grid = "{a["grid"]}"')
+                    out.append("        triton_algo(" + ", ".join(args) + "),")
+                out.append("    ],")
+            elif key == "kernel_src":
+                out.append(f'    kernel_src = "{os.path.basename(value)}",')
+            else:
+                out.append(f"    {key} = {_starlark(value, '    ')},")
+        if targets:
+            out.append(f"    targets = {_starlark(targets, '    ')},")
+        out.append(")")
+        out.append("")
+    if op is not None:
+        out.append(f"# the op, for triton_torch_library(ops = {{\"{op_name}\": ...}})")
+        out.append(f"{op_name.upper()}_OP = triton_torch_op(")
+        for key, value in op.items():
+            if key == "lib":
+                value = ":" + value
+            if key == "steps":
+                value = [dict(step, lib=":" + step["lib"]) for step in value]
+            out.append(f"    {key} = {_starlark(value, '    ')},")
+        out.append(")")
+        out.append("")
+    return "\n".join(out)

@@ -1,0 +1,265 @@
+"""The torch op of a captured launcher: `triton_torch_op` attributes from the same record.
+
+The op's schema is the launcher's: its tensors, then the float arguments that reach a kernel
+(sizes are read off the tensors, so they stay symbolic under torch.export). Every kernel
+argument is bound to what the launcher passed: an input tensor, a tensor it allocated (an
+output of the op, shaped as the launcher returns it), a float argument, or an expression of the
+inputs' sizes and strides (a dynamic size is `X.size(d)` of the first input that has it; a
+constant is written as the first static size or stride of an input that equals it in every
+example call, else as the literal).
+
+What the examples fixed becomes conditions: ranks and static sizes of the inputs, the strides of
+inputs that were not dense and that no binding reads, and the size guards of the launcher's
+branches. With one algo they are checks (a call outside them is refused); with several, each
+example call's conditions choose its algo at run time (`algo_choice`), and a call that no
+example covers is refused with one error naming the op.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+from triton_aot.capture.declaration import Declaration
+from triton_aot.capture.record import CallCapture, TensorInput
+from triton_aot.core.errors import UserError
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_FUNCTIONS = ("cdiv", "min", "max")
+
+
+class _Sizes:
+    """The size names of the examples written as sizes of the inputs."""
+
+    def __init__(self, call: CallCapture) -> None:
+        self.of: dict[str, str] = {}
+        self.same: list[str] = []  # a dynamic size that several inputs share
+        for t in call.tensors:
+            for d, size in enumerate(t.sizes):
+                if _NAME.fullmatch(size):
+                    if size in self.of:
+                        self.same.append(f"{t.name}.size({d}) == {self.of[size]}")
+                    else:
+                        self.of[size] = f"{t.name}.size({d})"
+
+    def text(self, expr: str, what: str) -> str:
+        def name(m: re.Match) -> str:
+            word = m.group(0)
+            if word in _FUNCTIONS:
+                return word
+            if word not in self.of:
+                raise UserError(f"{what}: the size {word} is no size of a tensor argument of the "
+                                "launcher; the op can only read sizes off its tensors")
+            return self.of[word]
+        return _NAME.sub(name, expr)
+
+
+def _value_in(call: CallCapture, expr: str) -> int | None:
+    """The static value of `t.size(d)` / `t.stride(d)` in this call, None when dynamic."""
+    m = re.fullmatch(r"(\w+)\.(size|stride)\((\d+)\)", expr)
+    for t in call.tensors:
+        if t.name == m.group(1):
+            values = t.sizes if m.group(2) == "size" else t.strides
+            d = int(m.group(3))
+            return int(values[d]) if d < len(values) and values[d].isdigit() else None
+    return None
+
+
+def _conditions(call: CallCapture, sizes: _Sizes, read: set[str], what: str) -> list[str]:
+    out = []
+    for t in call.tensors:
+        out.append(f"{t.name}.dim() == {len(t.sizes)}")
+        for d, size in enumerate(t.sizes):
+            if size.isdigit():
+                out.append(f"{t.name}.size({d}) == {size}")
+        if not t.contiguous:
+            for d, stride in enumerate(t.strides):
+                if f"{t.name}.stride({d})" not in read:
+                    out.append(f"{t.name}.stride({d}) == {sizes.text(stride, what)}")
+    out += sizes.same
+    out += [sizes.text(g, what) for g in call.guards]
+    return out
+
+
+def _view(call: CallCapture, names: list[str], intermediates: dict[int, str]) -> CallCapture:
+    """The call as one launch sees it: its tensors are the inputs and earlier launches'
+    allocations it takes (in `names` order), so sizes are read off the step's own tensors."""
+    by_name = {t.name: t for t in call.tensors}
+    for k, name in intermediates.items():
+        alloc = call.allocations[k]
+        by_name[name] = TensorInput(name, alloc.dtype, alloc.sizes, (), True)
+    return dataclasses.replace(call, tensors=tuple(by_name[n] for n in names if n in by_name))
+
+
+def declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[str, Any]:
+    """`triton_torch_op` attributes (lib as the library's name) of the launcher; when it makes
+    several launches, `steps` (one op's attributes per launch, run in order in one op) and
+    `returns` (the tensors the op returns: [step, pointer parameter])."""
+    counts = {len(c.launches) for c in calls}
+    if len(counts) != 1 or len({tuple(l for l, _ in launches) for _, launches, _ in decl.calls}) != 1:
+        raise UserError(f"{what}: the example calls launch different kernels (in number or "
+                        "order); one op runs one sequence of launches: capture them separately")
+    first = calls[0]
+    inputs = [t.name for t in first.tensors]
+    written: dict[int, tuple[int, str]] = {}  # allocation -> (step, pointer parameter)
+    steps, floats, used_inputs = [], [], []
+    for index in range(counts.pop()):
+        launch = first.launches[index]
+        step_tensors, intermediates = [], {}
+        for a in launch.arguments:
+            kind, _, ref = a.source.partition(":")
+            if a.kind != "pointer" or kind not in ("input", "output"):
+                continue
+            if kind == "input":
+                step_tensors.append(ref)
+                if ref not in used_inputs:
+                    used_inputs.append(ref)
+            elif int(ref) in written:
+                intermediates[int(ref)] = written[int(ref)][1]
+                step_tensors.append(written[int(ref)][1])
+        views = [_view(c, step_tensors, intermediates) for c in calls]
+        lib = decl.calls[0][1][index][0]
+        spec = _step_op(decl, views, index, lib, floats, intermediates, what)
+        for a in launch.arguments:
+            kind, _, ref = a.source.partition(":")
+            if a.kind == "pointer" and kind == "output" and int(ref) not in written:
+                written[int(ref)] = (index, a.name)
+        spec["args"] = step_tensors + [f"{f}: float" for f in floats
+                                       if f in spec["bind"].values()]
+        steps.append(spec)
+    returned = [k for k, alloc in enumerate(first.allocations) if alloc.returned]
+    if len(steps) == 1:
+        op = steps[0]
+        op["args"] = [t for t in inputs if t in used_inputs] + [f"{f}: float" for f in floats]
+        if not op.get("outputs"):  # writes into inputs: those the launcher hands back
+            mutated = [t for t in inputs if t in first.returned_inputs]
+            if mutated:
+                op["mutates"] = mutated
+        return op
+    return {
+        "args": [t for t in inputs if t in used_inputs] + [f"{f}: float" for f in floats],
+        "steps": steps,
+        "returns": [[written[k][0], written[k][1]] for k in returned if k in written],
+    }
+
+
+def _step_op(decl: Declaration, calls: list[CallCapture], index: int, lib: str,
+             floats: list[str], intermediates: dict[int, str], what: str) -> dict[str, Any]:
+    """One launch's op attributes; `calls` see only the launch's own tensors."""
+    first = calls[0]
+    sizes = _Sizes(first)
+    candidates = [f"{t.name}.size({d})" for t in first.tensors for d in range(len(t.sizes))]
+    candidates += [f"{t.name}.stride({d})" for t in first.tensors for d in range(len(t.strides))]
+    bind: dict[str, str] = {}
+    outputs: dict[str, str] = {}
+    launch = first.launches[index]
+    for i, a in enumerate(launch.arguments):
+        per_call = [c.launches[index].arguments[i] for c in calls]
+        if a.kind in ("constexpr", "none"):
+            continue
+        if a.kind == "pointer":
+            if not a.source:
+                raise UserError(f"{what}: {launch.site}: {a.name} points into a tensor at an "
+                                "offset the launcher computed; the op binds pointers to whole "
+                                "tensors (pass the view to the launcher instead)")
+            kind, _, ref = a.source.partition(":")
+            if kind == "input":
+                bind[a.name] = ref
+            elif int(ref) in intermediates:  # an earlier launch's tensor
+                bind[a.name] = intermediates[int(ref)]
+            else:
+                ranks = {len(c.allocations[int(ref)].sizes) for c in calls}
+                if len(ranks) != 1:
+                    raise UserError(f"{what}: {launch.site}: the tensor behind {a.name} has "
+                                    "another rank in each example call")
+                outputs[a.name] = ", ".join(
+                    _one_text([c.allocations[int(ref)].sizes[d] for c in calls], calls,
+                              candidates, what, f"{a.name}'s size {d}", launch.site)
+                    for d in range(ranks.pop()))
+        elif a.kind == "float":
+            if a.source:
+                name = a.source.partition(":")[2]
+                bind[a.name] = name
+                if name not in floats:
+                    floats.append(name)
+            else:
+                bind[a.name] = repr(float(a.value))
+        elif a.kind == "bool":
+            raise UserError(f"{what}: {launch.site}: {a.name} is a runtime bool; torch ops take "
+                            "no bool kernel arguments yet: make it a constexpr")
+        else:
+            bind[a.name] = _int_binding(a, per_call, calls, candidates, sizes, what, launch.site)
+    for spec in (l for l in decl.libraries if l.name == lib):
+        for la in spec.launch_args:
+            name = la.partition(":")[0].strip()
+            texts = {_Sizes(c).text(name, what) for c in calls if name in _Sizes(c).of}
+            if len(texts) != 1:
+                raise UserError(f"{what}: the grid's size {name} is not one size of the inputs in "
+                                "every example call; name a dynamic size the same in every call "
+                                "(\"[rows=8192] ...\" gives a call its own example value)")
+            bind[name] = texts.pop()
+    read = {m.group(0) for v in bind.values() for m in re.finditer(r"\w+\.stride\(\d+\)", v)}
+    per_call_conditions = [_conditions(c, _Sizes(c), read, what) for c in calls]
+    common = [c for c in per_call_conditions[0] if all(c in p for p in per_call_conditions)]
+    choice_of = {}
+    for (text, launches, _), conditions in zip(decl.calls, per_call_conditions):
+        own = [c for c in conditions if c not in common]
+        choice_of.setdefault(" and ".join(own) or "True", launches[index][1])
+    library = next(l for l in decl.libraries if l.name == lib)
+    op: dict[str, Any] = {
+        "lib": lib,
+        "bind": bind,
+        "checks": common,
+        "contiguous": [t.name for t in first.tensors
+                       if all(next(x for x in c.tensors if x.name == t.name).contiguous
+                              for c in calls)],
+    }
+    if outputs:
+        op["outputs"] = outputs
+    if len(library.algos) > 1:
+        op["algo_choice"] = [[cond, str(algo)] for cond, algo in choice_of.items()]
+    elif len(choice_of) > 1:
+        op["checks"].append(" or ".join(f"({c})" for c in choice_of))
+    elif "True" not in choice_of:
+        op["checks"] += next(iter(choice_of)).split(" and ")
+    return op
+
+
+def _one_text(per_call: list[str], calls, candidates, what, name, site) -> str:
+    """One expression of the inputs for a size the example calls give as `per_call`."""
+    texts = {_Sizes(c).text(e, what) for c, e in zip(calls, per_call)}
+    if len(texts) == 1:
+        return texts.pop()
+    if all(e.isdigit() for e in per_call):
+        for cand in candidates:
+            if all(_value_in(c, cand) == int(e) for c, e in zip(calls, per_call)):
+                return cand
+    raise UserError(f"{what}: {site}: {name} is {', '.join(per_call)} in the example calls, "
+                    "which no one expression of the inputs' sizes gives")
+
+
+def _names_tensor(arg: str, candidate: str) -> bool:
+    """Whether the argument's name points at the candidate's tensor, by the usual spellings
+    (`stride_kn` and `k`, `X_row_stride` and `X`, `stride_kb` and `k_cache`)."""
+    tensor = candidate.partition(".")[0].split("_")[0].lower()
+    return any(token.startswith(tensor) for token in arg.lower().split("_") if token != "stride")
+
+
+def _int_binding(a, per_call, calls, candidates, sizes, what, site) -> str:
+    if all(p.expr for p in per_call):
+        texts = {_Sizes(c).text(p.expr, what) for c, p in zip(calls, per_call)}
+        if len(texts) == 1:
+            return texts.pop()
+    values = [p.value for p in per_call]
+    if all(not p.expr for p in per_call):
+        if all(v in (0, 1) for v in values) and len(set(values)) == 1:
+            return str(values[0])
+        for cand in sorted(candidates, key=lambda c: not _names_tensor(a.name, c)):
+            if all(_value_in(c, cand) == v for c, v in zip(calls, values)):
+                return cand
+        if len(set(values)) == 1:
+            return str(values[0])
+    raise UserError(f"{what}: {site}: {a.name} is {', '.join(map(str, values))} in the example "
+                    "calls, which no one expression of the inputs' sizes gives; make the sizes "
+                    "it depends on static in every call, or capture the calls separately")

@@ -1,0 +1,113 @@
+"""The record of one captured launch: what `kernel[grid](...)` was called with, typed.
+
+One record flows from the tracer to the declaration (the C library's attributes); its JSON
+form is the capture action's output, so what the build compiles can be read and diffed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One kernel parameter at one launch.
+
+    kind: "pointer", "int", "float", "bool" (runtime arguments), "constexpr" or "none" (an
+    optional argument passed as None, which the JIT makes the constant None).
+    type: Triton's type of a runtime argument (`*bf16`, `i32`, `fp32`, `u1`); "" otherwise.
+    hint: the JIT's specialization of this call (16: aligned / divisible by 16, 1: equal to
+    one, 0: none), by Triton's own rules (`native_specialize_impl`).
+    value: a constexpr's value (JSON: int, float, bool or str).
+    expr: for an integer, its value as an expression of the launcher's inputs (the ShapeEnv's
+    sympy expression, with the example's dynamic sizes as names), e.g. "n_rows"; "" when
+    it is a constant.
+    """
+    name: str
+    kind: str
+    type: str = ""
+    hint: int = 0
+    value: Any = None
+    expr: str = ""
+    # where the value comes from: "input:X" (the launcher's tensor X), "output:K" (the K-th
+    # tensor the launcher allocated), "arg:eps" (the launcher's float argument eps); "" when it
+    # is a constant or a size expression (`expr`)
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One `kernel[grid](...)` the launcher ran."""
+    kernel: str            # the @triton.jit function's name
+    module: str            # the module that defines it ("liger_kernel.ops.rms_norm")
+    site: str              # file:line of the launch in the launcher
+    arguments: tuple[Argument, ...]
+    num_warps: int
+    num_stages: int
+    grid: tuple[str, ...]  # 1-3 entries in the rules' grid language (docs/kernels.md)
+
+    def constexprs(self) -> dict[str, Any]:
+        return {a.name: a.value for a in self.arguments if a.kind == "constexpr"}
+
+    def hints(self) -> tuple[tuple[str, int], ...]:
+        return tuple((a.name, a.hint) for a in self.arguments if a.hint)
+
+
+@dataclass(frozen=True)
+class TensorInput:
+    """A tensor argument of the launcher: its dtype, sizes and strides as expressions of the
+    dynamic sizes (a static size is a literal), and whether the example's layout is dense."""
+    name: str
+    dtype: str
+    sizes: tuple[str, ...]
+    strides: tuple[str, ...]
+    contiguous: bool
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """A tensor the launcher allocated and a launch wrote: its dtype, its shape as the launcher
+    returns it, and whether the launcher returns it (else it is scratch)."""
+    dtype: str
+    sizes: tuple[str, ...]
+    returned: bool
+
+
+@dataclass(frozen=True)
+class CallCapture:
+    """Everything one example call launched, in order, and the size guards the launcher's
+    choices (branches on sizes) added while it ran."""
+    call: str                       # the example call as written
+    launches: tuple[Launch, ...]
+    guards: tuple[str, ...] = field(default=())
+    tensors: tuple[TensorInput, ...] = field(default=())
+    floats: tuple[tuple[str, float], ...] = field(default=())  # the launcher's float arguments
+    allocations: tuple[Allocation, ...] = field(default=())
+    returned_inputs: tuple[str, ...] = field(default=())  # inputs the launcher returns (views)
+
+
+def to_json(calls: list[CallCapture]) -> str:
+    return json.dumps({"format": "rules_triton.capture.v1",
+                       "calls": [asdict(c) for c in calls]}, indent=1, sort_keys=True) + "\n"
+
+
+def from_json(text: str) -> list[CallCapture]:
+    data = json.loads(text)
+    out = []
+    for c in data["calls"]:
+        launches = tuple(
+            Launch(kernel=l["kernel"], module=l["module"], site=l["site"],
+                   arguments=tuple(Argument(**a) for a in l["arguments"]),
+                   num_warps=l["num_warps"], num_stages=l["num_stages"], grid=tuple(l["grid"]))
+            for l in c["launches"])
+        out.append(CallCapture(
+            call=c["call"], launches=launches, guards=tuple(c["guards"]),
+            tensors=tuple(TensorInput(t["name"], t["dtype"], tuple(t["sizes"]),
+                                      tuple(t["strides"]), t["contiguous"]) for t in c["tensors"]),
+            floats=tuple((n, v) for n, v in c["floats"]),
+            allocations=tuple(Allocation(a["dtype"], tuple(a["sizes"]), a["returned"])
+                              for a in c["allocations"]),
+            returned_inputs=tuple(c["returned_inputs"])))
+    return out

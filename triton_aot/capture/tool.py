@@ -1,0 +1,130 @@
+"""`python3 -m triton_aot.capture.tool`: capture a launcher's launches and write the declaration.
+
+Run by the capture action of `triton_launcher_library` (rules/private/launcher.bzl): imports the
+launcher (a function of an installed module or of the rule's srcs), runs it on every example
+call with fake tensors (triton_aot.capture.tracer), and writes the record (JSON), the
+declaration the BUILD file loads (NAME.launcher.bzl) and the same declaration as explicit
+`triton_kernel_library` targets (what `bazel run :NAME_declaration` prints).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from absl import flags
+
+from triton_aot.core import cli
+from triton_aot.core.errors import UserError
+
+
+def _define_flags(fv: flags.FlagValues) -> None:
+    flags.DEFINE_string("target", None, "The Bazel target, for messages.", flag_values=fv)
+    flags.DEFINE_string("launcher_module", None, "Module that defines the launcher.",
+                        flag_values=fv)
+    flags.DEFINE_string("launcher_path", None, "Or: the file that defines it.", flag_values=fv)
+    flags.DEFINE_string("launcher", None, "The launcher function's name.", flag_values=fv)
+    flags.DEFINE_multi_string("import_path", [], "sys.path roots of srcs and deps.",
+                              flag_values=fv)
+    flags.DEFINE_multi_string("call", [], "An example call (Python call arguments).",
+                              flag_values=fv)
+    flags.DEFINE_string("sizes", "{}", "JSON: dynamic size name -> example value.",
+                        flag_values=fv)
+    flags.DEFINE_string("gpu_target", "cuda:90", "The target the driver answers for.",
+                        flag_values=fv)
+    flags.DEFINE_string("name", None, "The target's name (prefix of the libraries).",
+                        flag_values=fv)
+    flags.DEFINE_multi_string("targets", [], "The libraries' targets.", flag_values=fv)
+    flags.DEFINE_string("out_record", None, "The capture record (JSON).", flag_values=fv)
+    flags.DEFINE_string("out_bzl", None, "NAME.launcher.bzl.", flag_values=fv)
+    flags.DEFINE_string("out_build", None, "The explicit BUILD text.", flag_values=fv)
+
+
+def load_launcher(module: str | None, path: str | None, name: str, roots: list[str],
+                  what: str):
+    from triton_aot.compile import kernel_loader
+    sys.path[:0] = [os.path.abspath(r) for r in roots]
+    if path:
+        module = kernel_loader._module_name(Path(path), [os.path.abspath(r) for r in roots])
+        sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        mod = importlib.import_module(module)
+    except UserError:
+        raise
+    except Exception as e:
+        raise UserError(f"{what}: attribute 'launcher': importing {module} failed: "
+                        f"{type(e).__name__}: {e}") from None
+    fn = getattr(mod, name, None)
+    if not callable(fn):
+        raise UserError(f"{what}: attribute 'launcher': {module} defines no function {name!r}; "
+                        "name the Python function that runs kernel[grid](...)")
+    return fn
+
+
+def split_sizes(text: str, what: str) -> tuple[dict[str, int], str]:
+    """"[rows=8192] bf16(rows, 64)" -> ({"rows": 8192}, "bf16(rows, 64)"): a call's own
+    example values of the dynamic sizes (a launcher that chooses by a dynamic size needs a
+    call on each side of the choice)."""
+    text = text.strip()
+    if not text.startswith("["):
+        return {}, text
+    head, sep, rest = text[1:].partition("]")
+    own = {}
+    for item in head.split(","):
+        name, eq, value = item.partition("=")
+        if not sep or not eq or not value.strip().isdigit():
+            raise UserError(f"{what}: example call {text!r}: write its own size values as "
+                            "\"[rows=8192] ARGS\"")
+        own[name.strip()] = int(value)
+    return own, rest.strip()
+
+
+def _run(fv: flags.FlagValues, rest: list[str]) -> None:
+    from triton_aot.compile import build_driver, build_torch_cuda
+    from triton_aot.capture import declaration, op, record, tracer
+    from triton_aot.capture.examples import FakeInputs
+    from triton_aot.compile.triton_adapter import hermetic_env, parse_target
+
+    cli.require(fv, "target", "launcher", "name", "out_record", "out_bzl", "out_build")
+    what = fv.target
+    if not fv.call:
+        raise UserError(f"{what}: attribute 'calls': no example call; give at least one")
+    target = parse_target(fv.gpu_target)
+    answers = (target.backend, target.arch, target.warp_size, f"{what}: attribute 'launcher'")
+    calls = []
+    with hermetic_env(), build_driver.answering_for(*answers), \
+            build_torch_cuda.answering_for(*answers):
+        fn = load_launcher(fv.launcher_module, fv.launcher_path, fv.launcher, fv.import_path,
+                           what)
+        shared = json.loads(fv.sizes)
+        for text in fv.call:
+            own, text = split_sizes(text, what)
+            inputs = FakeInputs(shared | own, what)  # fresh symbols and guards per call
+            calls.append(tracer.capture_call(fn, inputs, inputs.parse(text, what), what))
+    decl = declaration.declare(calls, fv.name, what)
+    torch_op = op.declare_op(decl, calls, what)
+    Path(fv.out_record).write_text(record.to_json(calls), encoding="utf-8")
+    Path(fv.out_bzl).write_text(declaration.bzl_text(decl, what, torch_op), encoding="utf-8")
+    Path(fv.out_build).write_text(declaration.build_text(decl, fv.targets, torch_op, fv.name),
+                                  encoding="utf-8")
+
+
+TOOL = cli.Tool(
+    module="triton_aot.capture.tool",
+    usage="python3 -m triton_aot.capture.tool --target=//pkg:name --launcher_module=MOD "
+          "--launcher=FN --call='bf16(n, 64)' --sizes='{\"n\": 4096}' --name=NAME "
+          "--out_record=R.json --out_bzl=NAME.launcher.bzl --out_build=NAME.BUILD",
+    define_flags=_define_flags,
+    run=_run,
+)
+
+
+def main(argv=None) -> int:
+    return cli.main(TOOL, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

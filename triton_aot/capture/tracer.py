@@ -1,0 +1,388 @@
+"""Runs a launcher on fake inputs with no GPU and records every `kernel[grid](...)`.
+
+torch's own capture of user-defined Triton kernels (torch.export with `wrap_triton`) sees only
+launchers written for it; a kernel package's shipped wrapper calls `kernel[grid](...)` directly.
+So while the launcher runs, `JITFunction.run` (what `kernel[grid](...)` calls, also through
+`@triton.heuristics`) records the launch instead of compiling: each argument's type and the
+JIT's specialization of its value by Triton's own `native_specialize_impl` (so `:16` and `:1`
+follow the installed Triton exactly), the constexprs, num_warps, num_stages and the grid as an
+expression of the dynamic sizes. Triton's driver and torch.cuda answer for the build's target
+(build_driver, build_torch_cuda): a device query they cannot answer fails with its file:line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import inspect
+import os
+import re
+import sys
+import traceback
+from typing import Any, Callable, Iterator
+
+from triton_aot.compile.build_driver import DeviceAccessRefused
+from triton_aot.capture import sizes
+from triton_aot.capture.examples import ExampleCall, FakeInputs
+from triton_aot.capture.record import Allocation, Argument, CallCapture, Launch, TensorInput
+from triton_aot.core.errors import UserError
+
+
+class CaptureRefused(UserError):
+    """The launcher does something a build without a GPU cannot capture."""
+
+
+def _skip_dirs() -> tuple[str, ...]:
+    import torch
+    import triton
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    dirs = [here, os.path.dirname(os.path.abspath(triton.__file__)),
+            os.path.dirname(os.path.abspath(torch.__file__)), os.path.dirname(contextlib.__file__)]
+    try:
+        import sympy
+        dirs.append(os.path.dirname(os.path.abspath(sympy.__file__)))
+    except ImportError:
+        pass
+    return tuple(d + os.sep for d in dirs)
+
+
+def _user_line(frames: list[tuple[str, int]]) -> str:
+    """file:line of the innermost frame in the user's code (not triton, torch or ours)."""
+    skip = _skip_dirs()
+    for name, line in reversed(frames):
+        path = os.path.abspath(name)
+        if not path.startswith(skip) and not name.startswith("<"):
+            return f"{os.path.basename(path)}:{line}"
+    return "<unknown line>"
+
+
+def _stack_line() -> str:
+    frames, frame = [], sys._getframe(1)
+    while frame is not None:
+        frames.append((frame.f_code.co_filename, frame.f_lineno))
+        frame = frame.f_back
+    return _user_line(list(reversed(frames)))
+
+
+def _traceback_line(e: BaseException) -> str:
+    return _user_line([(f.filename, f.lineno) for f in traceback.extract_tb(e.__traceback__)])
+
+
+class _Recorder:
+    def __init__(self, inputs: FakeInputs, what: str) -> None:
+        self.inputs = inputs
+        self.what = what
+        self.launches: list[Launch] = []
+        self.input_storage: dict[int, list[tuple[str, Any]]] = {}  # storage -> [(name, tensor)]
+        self.floats: dict[str, float] = {}
+        self.allocated: list[Any] = []  # tensors the launcher allocated, as first launched
+
+    def source_of_tensor(self, t: Any) -> str:
+        key = t.untyped_storage()._cdata
+        if key in self.input_storage:  # views of one storage (q, k, v of a QKV) are distinct
+            for name, base in self.input_storage[key]:
+                if t.storage_offset() == base.storage_offset():
+                    return f"input:{name}"
+            return ""  # a pointer into an input at another offset: not bound by name
+        for i, a in enumerate(self.allocated):
+            if a.untyped_storage()._cdata == key:
+                return f"output:{i}"
+        self.allocated.append(t)
+        return f"output:{len(self.allocated) - 1}"
+
+    def source_of_float(self, name: str, value: float) -> str:
+        same = [n for n, v in self.floats.items() if v == value]
+        if len(same) > 1:
+            raise CaptureRefused(f"{self.what}: {_stack_line()}: the launcher's float arguments "
+                                 f"{' and '.join(same)} have the same example value {value!r}, "
+                                 f"so which one reaches {name} is unknown; give them distinct "
+                                 "example values")
+        return f"arg:{same[0]}" if same else ""
+
+    def sizes_of(self, values: Any) -> tuple[str, ...]:
+        import torch
+        return tuple(self.expr(v) if isinstance(v, torch.SymInt) else str(int(v)) for v in values)
+
+    def size_name(self, symbol: Any) -> str:
+        if symbol not in self.inputs.names:
+            raise CaptureRefused(f"{self.what}: {_stack_line()}: a launch argument or grid "
+                                 f"depends on {symbol}, a value read from a tensor's contents, "
+                                 "not from the inputs' sizes; compute it from sizes, or pass "
+                                 "it as an argument of the launcher")
+        return self.inputs.names[symbol]
+
+    def expr(self, value: Any) -> str:
+        return sizes.render(value.node.expr, self.size_name)
+
+    def hint_of(self, value: Any) -> int:
+        """The example's value of a SymInt (no guard is added: asking is not branching)."""
+        try:  # torch >= 2.12 (size_hint is deprecated there)
+            from torch.fx.experimental.symbolic_shapes import optimization_hint
+        except ImportError:
+            return int(value.node.shape_env.size_hint(value.node.expr))
+        return int(optimization_hint(value))
+
+    def record(self, fn: Any, args: tuple, kwargs: dict, grid: Any) -> None:
+        import torch
+        from triton.backends.nvidia.compiler import CUDABackend
+        from triton.runtime.jit import native_specialize_impl
+        from torch._subclasses.fake_tensor import FakeTensor
+
+        site = _stack_line()
+        params = {p.name: p for p in fn.params}
+        kernel_kwargs = {k: v for k, v in kwargs.items() if k in params}
+        options = {k: v for k, v in kwargs.items() if k not in params}
+        try:
+            bound = fn.signature.bind(*args, **kernel_kwargs)
+        except TypeError as e:
+            raise CaptureRefused(f"{self.what}: {site}: {fn.__name__}[grid](...): {e}") from None
+        bound.apply_defaults()
+        unknown = set(options) - {"num_warps", "num_stages", "debug", "instrumentation_mode"}
+        if unknown:
+            raise CaptureRefused(f"{self.what}: {site}: launch options {sorted(unknown)} of "
+                                 f"{fn.__name__} are not captured; declare this kernel "
+                                 "explicitly with triton_kernel_library")
+        arguments = []
+        for name, value in bound.arguments.items():
+            p = params[name]
+            if p.is_constexpr:
+                if isinstance(value, torch.SymInt):
+                    raise CaptureRefused(
+                        f"{self.what}: {site}: constexpr {name} of {fn.__name__} depends on the "
+                        f"dynamic size(s) {self.expr(value)}; a constexpr is compiled in, so "
+                        "make those sizes static (leave them out of `sizes`)")
+                arguments.append(Argument(name, "constexpr", value=_constexpr_value(value)))
+                continue
+            if value is None:
+                arguments.append(Argument(name, "none"))
+                continue
+            specialize = not p.do_not_specialize
+            align = not p.do_not_specialize_on_alignment
+            if isinstance(value, torch.Tensor):
+                if not isinstance(value, FakeTensor):
+                    raise CaptureRefused(
+                        f"{self.what}: {site}: argument {name} of {fn.__name__} is a tensor the "
+                        "launcher neither got nor allocated (a global?); pass it to the "
+                        "launcher as an argument")
+                offset = value.storage_offset()
+                if isinstance(offset, torch.SymInt):
+                    offset = self.hint_of(offset)
+                spec = native_specialize_impl(
+                    CUDABackend, _Pointer(offset * value.element_size(), value.dtype), False,
+                    specialize, align)
+                arguments.append(Argument(name, "pointer", type=spec[0],
+                                          hint=16 if spec[1] == "D" else 0,
+                                          source=self.source_of_tensor(value)))
+                continue
+            if isinstance(value, (bool, float)):
+                spec = native_specialize_impl(CUDABackend, value, False, specialize, align)
+                is_bool = isinstance(value, bool)
+                arguments.append(Argument(name, "bool" if is_bool else "float", type=spec[0],
+                                          value=value,
+                                          source="" if is_bool else self.source_of_float(name, value)))
+                continue
+            expr = ""
+            if isinstance(value, torch.SymInt):
+                expr = self.expr(value)
+                value = self.hint_of(value)
+            if not isinstance(value, int):
+                raise CaptureRefused(f"{self.what}: {site}: argument {name} of {fn.__name__} is "
+                                     f"a {type(value).__name__}; the captured launch takes "
+                                     "tensors, ints, floats, bools and None")
+            spec = native_specialize_impl(CUDABackend, value, False, specialize, align)
+            if spec[0] == "constexpr":  # the JIT makes an int equal to 1 a constant
+                arguments.append(Argument(name, "int", type="i32", hint=1, value=value,
+                                          expr=expr))
+            else:
+                arguments.append(Argument(name, "int", type=spec[0], value=value,
+                                          hint=16 if spec[1] == "D" else 0, expr=expr))
+        if callable(grid):
+            grid = grid(dict(bound.arguments))
+        grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+        grid_text = []
+        for g in grid:
+            if isinstance(g, torch.SymInt):
+                grid_text.append(self.expr(g))
+            elif isinstance(g, int):
+                grid_text.append(str(g))
+            else:
+                raise CaptureRefused(f"{self.what}: {site}: the grid of {fn.__name__} has "
+                                     f"{g!r}; a grid is made of sizes and ints")
+        self.launches.append(Launch(
+            kernel=fn.__name__, module=fn.fn.__module__, site=site, arguments=tuple(arguments),
+            num_warps=int(options.get("num_warps", 4)),
+            num_stages=int(options.get("num_stages", 3)), grid=tuple(grid_text)))
+
+
+class _Pointer:
+    """What native_specialize_impl reads off a tensor: its address and dtype."""
+
+    def __init__(self, address: int, dtype: Any) -> None:
+        self.dtype = dtype
+        self._address = address
+
+    def data_ptr(self) -> int:
+        return self._address
+
+
+def _constexpr_value(value: Any) -> Any:
+    if isinstance(value, (bool, int, float, str)):
+        return value
+    text = str(value)
+    if type(value).__name__ == "dtype":  # tl.float16 -> "tl.float16", as triton_algo writes it
+        return "tl." + text
+    if hasattr(value, "value"):  # tl.constexpr(...)
+        return _constexpr_value(value.value)
+    raise UserError(f"constexpr value {value!r} is not an int, float, bool, str or dtype")
+
+
+class _NoDeviceGuard:
+    """torch.cuda.device(...) at capture time: the op runs under its tensors' device guard."""
+
+    def __init__(self, device: Any = None) -> None:
+        pass
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> bool:
+        return False
+
+
+@contextlib.contextmanager
+def _recording(recorder: _Recorder) -> Iterator[None]:
+    import torch
+    from triton.runtime.autotuner import Autotuner
+    from triton.runtime.jit import JITFunction
+
+    saved_run, saved_autotune = JITFunction.run, Autotuner.run
+    saved_device = torch.cuda.__dict__.get("device")
+
+    def run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> None:
+        recorder.record(self, args, kwargs, grid)
+
+    def autotune(self: Any, *args: Any, **kwargs: Any) -> None:
+        raise CaptureRefused(f"{recorder.what}: {_stack_line()}: {self.fn.__name__} is "
+                             "@triton.autotune'd, which benchmarks on a GPU; capture a launcher "
+                             "that picks its config, or use triton_autotune_algos")
+
+    JITFunction.run, Autotuner.run = run, autotune
+    torch.cuda.device = _NoDeviceGuard
+    try:
+        yield
+    finally:
+        JITFunction.run, Autotuner.run = saved_run, saved_autotune
+        torch.cuda.device = saved_device
+
+
+def capture_call(launcher: Callable, inputs: FakeInputs, call: ExampleCall,
+                 what: str) -> CallCapture:
+    """Runs `launcher(*call.args, **call.kwargs)` and returns what it launched."""
+    from torch._subclasses.fake_tensor import (DataDependentOutputException,
+                                               DynamicOutputShapeException)
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    import torch
+    recorder = _Recorder(inputs, what)
+    try:
+        bound = inspect.signature(launcher).bind(*call.args, **call.kwargs)
+    except TypeError as e:
+        raise UserError(f"{what}: example call {call.text!r} does not fit the launcher: {e}") from None
+    bound.apply_defaults()
+    tensors = []
+    for name, value in bound.arguments.items():
+        if isinstance(value, torch.Tensor):
+            recorder.input_storage.setdefault(value.untyped_storage()._cdata, []).append(
+                (name, value))
+            tensors.append(TensorInput(
+                name, str(value.dtype).removeprefix("torch."), recorder.sizes_of(value.shape),
+                recorder.sizes_of(value.stride()), bool(value.is_contiguous())))
+        elif isinstance(value, float):
+            recorder.floats[name] = value
+    guards_before = len(inputs.shape_env.guards)
+    try:
+        with _recording(recorder), inputs.mode:
+            result = launcher(*call.args, **call.kwargs)
+    except DeviceAccessRefused as e:  # the build-time driver's or torch.cuda's refusal
+        asked = re.search(r"calls (\S+), which needs a GPU", e.message)
+        raise CaptureRefused(
+            f"{what}: {_traceback_line(e)}: the launcher asks the GPU "
+            f"({asked.group(1) if asked else 'a device query'}), which a build without one "
+            "cannot answer (the build-time driver answers the target, its torch device and "
+            "torch.cuda's capability questions); pass the value to the launcher as an argument, "
+            "or for the SM count declare the kernel explicitly with NUM_SMS in its grid") from None
+    except UserError as e:
+        raise UserError(f"{e.message} (example call {call.text!r})") from None
+    except (DataDependentOutputException, DynamicOutputShapeException,
+            GuardOnDataDependentSymNode) as e:
+        raise CaptureRefused(
+            f"{what}: {_traceback_line(e)}: the launcher reads tensor values on the host (a "
+            "host sync such as .item(), or a branch or grid on tensor contents), which a build "
+            "cannot know; compute it from sizes, or pass it as an argument") from None
+    except Exception as e:
+        raise CaptureRefused(f"{what}: {_traceback_line(e)}: the launcher failed on example call "
+                             f"{call.text!r}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+    if not recorder.launches:
+        raise CaptureRefused(f"{what}: the launcher launched no Triton kernel on example call "
+                             f"{call.text!r}; name the function that runs kernel[grid](...)")
+    guards = tuple(sizes.render(g.expr, recorder.size_name)
+                   for g in inputs.shape_env.guards[guards_before:]
+                   if g.expr.free_symbols and not _zero_one_guard(g.expr))
+    launches, allocations = _outputs_in_return_order(recorder, result)
+    returned = {t.untyped_storage()._cdata for t in _returned_tensors(result)}
+    returned_inputs = tuple(name for key, views in recorder.input_storage.items()
+                            if key in returned for name, _ in views)
+    return CallCapture(call=call.text, launches=launches, guards=guards, tensors=tuple(tensors),
+                       floats=tuple(recorder.floats.items()), allocations=allocations,
+                       returned_inputs=returned_inputs)
+
+
+def _zero_one_guard(expr: Any) -> bool:
+    """`s != 1`, `s >= 2`...: what torch's own size reasoning adds for sizes 0 and 1 (the
+    examples' sizes are >= 2), not a choice of the launcher."""
+    import sympy
+    if not isinstance(expr, sympy.core.relational.Relational):
+        return False
+    other = expr.rhs if expr.lhs.is_Symbol else expr.lhs if expr.rhs.is_Symbol else None
+    return other is not None and other.is_Integer and int(other) in (0, 1, 2)
+
+
+def _returned_tensors(value: Any) -> list[Any]:
+    import torch
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _returned_tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _returned_tensors(v)]
+    return []
+
+
+def _outputs_in_return_order(recorder: _Recorder, result: Any):
+    """The launches with `output:K` renumbered so that K follows the launcher's return order
+    (scratch tensors last), and the allocations in that order."""
+    returned = _returned_tensors(result)
+    order, shapes = [], {}
+    for r in returned:
+        for i, a in enumerate(recorder.allocated):
+            if i not in order and a.untyped_storage()._cdata == r.untyped_storage()._cdata:
+                order.append(i)
+                same_layout = r.is_contiguous() and r.numel() == a.numel()
+                shapes[i] = r.shape if same_layout else a.shape
+    returned_count = len(order)
+    order += [i for i in range(len(recorder.allocated)) if i not in order]
+    new_index = {old: new for new, old in enumerate(order)}
+    allocations = tuple(
+        Allocation(str(recorder.allocated[old].dtype).removeprefix("torch."),
+                   recorder.sizes_of(shapes.get(old, recorder.allocated[old].shape)),
+                   new < returned_count)
+        for new, old in enumerate(order))
+
+    def renumber(a: Argument) -> Argument:
+        if a.source.startswith("output:"):
+            return dataclasses.replace(a, source=f"output:{new_index[int(a.source[7:])]}")
+        return a
+
+    launches = tuple(dataclasses.replace(l, arguments=tuple(renumber(a) for a in l.arguments))
+                     for l in recorder.launches)
+    return launches, allocations
