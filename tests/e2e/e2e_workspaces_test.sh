@@ -69,7 +69,8 @@ nested monorepo run @rules_triton//tools:tune --@rules_triton//tools:tune_librar
   "${flags[@]}" -- "$bundle" 2>&1 | tee "$TEST_TMPDIR/tune.log"
 [[ ${PIPESTATUS[0]} == 0 ]] || fail "bazel run @rules_triton//tools:tune failed"
 b="$bundle/scale_tuned"
-for f in pack.json inputs.py libscale_tuned_tune.so triton_aot/tune.py; do
+for f in pack.json library.json inputs.py libscale_tuned_tune.so triton_aot/tuning/tune.py \
+    triton_aot/contract/library.py; do
   [[ -f "$b/$f" || -f "$bundle/$f" ]] || fail "the bundle has no $f: $(cd "$bundle" && find . -type f | sort | head -20)"
 done
 compgen -G "$b/records/*.json" >/dev/null || fail "the bundle has no variant records"
@@ -78,9 +79,11 @@ compgen -G "$b/cubins/*.cubin" >/dev/null || fail "the bundle has no cubins"
 "$RULES_TRITON_PYTHON" - "$b/pack.json" <<'PY' || fail "pack.json is not what the tuning command reads"
 import json, sys
 p = json.load(open(sys.argv[1]))
-assert p["format"] == "rules_triton.tune_pack.v1", p
-assert p["label"] == "//tuning:scale_tuned" and p["library"] == "scale_tuned", p
-assert p["key"] == ["n"] and p["table"] == "tuning/scale_tuned.tuning.json", p
+assert p["format"] == "rules_triton.tune_pack.v2", p
+assert p["label"] == "//tuning:scale_tuned" and p["library"] == "library.json", p
+assert p["table"] == "tuning/scale_tuned.tuning.json", p
+d = json.load(open(sys.argv[1].replace("pack.json", "library.json")))
+assert d["name"] == "scale_tuned" and d["tuning"]["key"] == ["n"], d
 PY
 # The bundled tuning command runs from the bundle alone (its usage; the tuning itself needs a GPU).
 (cd "$TEST_TMPDIR" && PYTHONPATH="$bundle" "$RULES_TRITON_PYTHON" -B -m triton_aot.tuning.tune --help >/dev/null) \
