@@ -420,7 +420,7 @@ def derive_tuning_hints(ctx, toolchain, *, c_name, record, inputs, tuning):
     Returns:
       The .bzl File.
     """
-    out = ctx.actions.declare_file(ctx.label.name + ".tuning_hints.bzl")
+    out = ctx.actions.declare_file("_tuning/" + ctx.label.name + ".tuning_hints.bzl")
     args = tool_args(ctx)
     args.add(inputs, format = "--inputs=%s")
     args.add(record, format = "--record=%s")
