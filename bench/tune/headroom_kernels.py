@@ -10,18 +10,15 @@ operand through device-made TMA descriptors.
   programs, so no SM idles on a last partial wave: a share that covers a whole tile stores it,
   a partial one is added into zeroed C.
 """
+import sys
+from pathlib import Path
+
 import triton
 import triton.language as tl
 
-
-@triton.jit
-def _tile_of(tile_id, tiles_m, tiles_n, GROUP_M: tl.constexpr):
-    per_group = GROUP_M * tiles_n
-    first_m = (tile_id // per_group) * GROUP_M
-    rows_in_group = min(tiles_m - first_m, GROUP_M)
-    tile_m = first_m + (tile_id % per_group) % rows_in_group
-    tile_n = (tile_id % per_group) // rows_in_group
-    return tile_m, tile_n
+# The tuned library's own tile order (groups of GROUP_M tile rows), so that both walk tiles alike.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "kernels"))
+from matmul_tuned import _tile_of  # noqa: E402
 
 
 @triton.jit
