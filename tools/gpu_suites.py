@@ -115,6 +115,22 @@ SUITES = {
         ],
         "budget_mib": 16,
     },
+    "captured": {
+        "doc": "the ops captured from launchers (Liger's wrappers, ours) against those launchers on the JIT",
+        "workspace": ".",
+        "copy": [
+            {"target": ["//tests/capture:liger_ops", "//tests/capture:serving_ops"], "glob": ["{name}.py", "lib{name}.so"], "to": ""},
+            {"src": "tests/capture/serving_kernels.py", "to": "launchers"},
+            {"src": "tests/capture/run_gpu.py", "to": ""},
+            # the launchers' own source for the JIT side: the GPU machine has no network
+            {"wheel": "liger-kernel", "lock": "tools/kernel_packages.lock", "to": "site"},
+        ],
+        "out": "tests/capture/results",
+        "run": [
+            {"name": "captured", "cmd": ["python3", "{dir}/run_gpu.py"], "env": {"OUT": "{out}"}},
+        ],
+        "budget_mib": 24,
+    },
     "corpus": {
         "doc": "the Liger-Kernel corpus: every kernel against the Triton JIT (output, cubin, time)",
         "workspace": ".",

@@ -10,6 +10,8 @@ LIBRARIES = {
         "signature": "*bf16, *bf16, *bf16, *bf16, fp32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, HEAD_DIM, BLOCK_M, BLOCK_N, CAUSAL",
         "specializations": [
             "Q:16 K:16 V:16 O:16 stride_qz:16 stride_qm:16 stride_qh:16 stride_kz:16 stride_kn:16 stride_kh:16 stride_vz:16 stride_vn:16 stride_vh:16 stride_oz:16 stride_om:16 stride_oh:16 H:16 N_CTX:16",
+            "Q:16 K:16 V:16 O:16 stride_qz:16 stride_qm:16 stride_qh:16 stride_kz:16 stride_kn:16 stride_kh:16 stride_vz:16 stride_vn:16 stride_vh:16 stride_oz:16 stride_om:16 stride_oh:16 H:16 N_CTX:1",
+            "Q:16 K:16 V:16 O:16 stride_qz:16 stride_qm:16 stride_qh:16 stride_kz:16 stride_kn:16 stride_kh:16 stride_vz:16 stride_vn:16 stride_vh:16 stride_oz:16 stride_om:16 stride_oh:16 H:16",
             "",
         ],
         "algos": [

@@ -10,6 +10,10 @@ LIBRARIES = {
         "signature": "*bf16, *bf16, *bf16, *fp32, *fp32, i32, i32, fp32, i32, i32, i32, H, NUM_SPLITS, HEAD_DIM, BLOCK_N",
         "specializations": [
             "Q:16 K:16 V:16 Partial:16 Lse:16 seq_len:16 chunk:16 stride_kb:16 stride_ks:16 stride_kh:16",
+            "Q:16 K:16 V:16 Partial:16 Lse:16 seq_len:1 chunk:1 stride_kb:16 stride_ks:16 stride_kh:16",
+            "Q:16 K:16 V:16 Partial:16 Lse:16 seq_len:16 stride_kb:16 stride_ks:16 stride_kh:16",
+            "Q:16 K:16 V:16 Partial:16 Lse:16 chunk:1 stride_kb:16 stride_ks:16 stride_kh:16",
+            "Q:16 K:16 V:16 Partial:16 Lse:16 stride_kb:16 stride_ks:16 stride_kh:16",
             "",
         ],
         "algos": [

@@ -10,6 +10,8 @@ LIBRARIES = {
         "signature": "*bf16, i32, *bf16, i32, *bf16, i32, *bf16, i32, i32, bs, cos_bs, n_qh, n_kh, hd, pad_n_qh, pad_n_kh, pad_hd, pad_rd, rd, BLOCK_SIZE, BACKWARD_PASS",
         "specializations": [
             "q_ptr:16 q_row_stride:16 k_ptr:16 k_row_stride:16 cos:16 cos_row_stride:16 sin:16 sin_row_stride:16 sl:16",
+            "q_ptr:16 q_row_stride:16 k_ptr:16 k_row_stride:16 cos:16 cos_row_stride:16 sin:16 sin_row_stride:16 sl:1",
+            "q_ptr:16 q_row_stride:16 k_ptr:16 k_row_stride:16 cos:16 cos_row_stride:16 sin:16 sin_row_stride:16",
             "",
         ],
         "algos": [

@@ -10,6 +10,8 @@ LIBRARIES = {
         "signature": "*bf16, *bf16, *bf16, i32, i32, fp32, ROWS, BLOCK",
         "specializations": [
             "X:16 W:16 Y:16 n_rows:16 n_cols:16",
+            "X:16 W:16 Y:16 n_rows:1 n_cols:16",
+            "X:16 W:16 Y:16 n_cols:16",
             "",
         ],
         "algos": [

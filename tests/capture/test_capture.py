@@ -47,7 +47,8 @@ def test_declaration_and_record():
     decl = declaration.declare(calls, "probe", "//t:probe")
     (lib,) = decl.libraries
     assert lib.signature == ["*fp32", "*fp32", "i32", "i32", "i32", "i32", "BLOCK"]
-    assert lib.specializations == ["B:16 n:16 one:1", "B:16 one:1", ""]
+    # the two examples' patterns, and n = 1's (a dynamic size takes every hint the JIT gives)
+    assert lib.specializations == ["B:16 n:16 one:1", "B:16 n:1 one:1", "B:16 one:1", ""]
     assert lib.grid() == ("cdiv(n, 128)",) and lib.launch_args == []
     assert record.from_json(record.to_json(calls)) == calls
 
@@ -61,3 +62,22 @@ def test_sizes_render():
     assert sizes.render(FloorDiv(n + 63, 64), names) == "cdiv(rows, 64)"
     assert sizes.render(3 * n * m, names) == "3 * rows * cols"
     assert sizes.render(sympy.Gt(n, 4096), names) == "rows > 4096"
+
+
+def test_dynamic_sizes_get_the_patterns_their_other_values_give():
+    # decode attention's seq_len = seq and chunk = cdiv(seq, 8) take :16, :1 or no hint as seq
+    # changes; its stride 4096 * seq stays a multiple of 16. An example at seq = 4096 alone
+    # would leave seq = 77 to the generic variant, with no hint at all.
+    from types import SimpleNamespace
+    from triton_aot.capture import declaration
+    args = [SimpleNamespace(kind="int", name=n, expr=e, hint=16) for n, e in
+            (("seq_len", "seq"), ("chunk", "cdiv(seq, 8)"), ("stride_kb", "4096 * seq"))]
+    launch = SimpleNamespace(arguments=[SimpleNamespace(kind="pointer", name="Q", expr="", hint=16)] + args)
+    order = ["Q", "seq_len", "chunk", "stride_kb"]
+    example = (("Q", 16), ("seq_len", 16), ("chunk", 16), ("stride_kb", 16))
+    patterns = declaration._size_patterns(example, launch, order)
+    assert example in patterns
+    assert (("Q", 16), ("stride_kb", 16)) in patterns  # seq = 77: chunk = 10
+    assert (("Q", 16), ("seq_len", 16), ("stride_kb", 16)) in patterns  # seq = 80: chunk = 10
+    assert all(("stride_kb", 16) in p and ("Q", 16) in p for p in patterns)
+    assert (("Q", 16), ("seq_len", 1), ("chunk", 16), ("stride_kb", 16)) not in patterns  # never

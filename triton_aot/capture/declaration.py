@@ -1,7 +1,8 @@
 """The captured launches of every example call, merged into `triton_kernel_library` attributes.
 
 One library per (kernel, argument types): its signature from the argument types, one
-specialization per distinct hint pattern of the examples plus the generic one, one algo per
+specialization per distinct hint pattern of the examples, the patterns the other values of the
+dynamic sizes give (`_size_patterns`), and the generic one, one algo per
 distinct (constexprs, num_warps, num_stages) the launcher chose, and the grid in the rules'
 grid language with each dynamic size written as the kernel's integer argument that carries it,
 or else as a launch argument. Rendered twice: as NAME.launcher.bzl (data the BUILD file loads;
@@ -10,7 +11,10 @@ never edited by hand) and as the explicit BUILD text a user can read, review or 
 
 from __future__ import annotations
 
+import ast
+import itertools
 import json
+import math
 import os
 import re
 import sys
@@ -53,6 +57,91 @@ class Declaration:
     libraries: list[Library]
     # per example call: its launches as (library name, algo index), and its size guards
     calls: list[tuple[str, list[tuple[str, int]], list[str]]]
+
+
+# Values a dynamic size is tried at to see which hints an integer argument derived from it can
+# take: 1, multiples of 16 and neither.
+_TRIAL_SIZES = (1, 2, 3, 7, 16, 17, 48, 77, 100, 4096)
+_MAX_SIZE_PATTERNS = 16  # per example pattern; more free arguments: only all of them unhinted
+
+
+def _eval_size(expr: str, names: dict[str, int]) -> int:
+    """The value of a captured size expression (names, integers, + - * // %, cdiv/min/max)."""
+    def ev(node):
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.Name):
+            return names[node.id]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        if isinstance(node, ast.BinOp):
+            a, b = ev(node.left), ev(node.right)
+            ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
+                   ast.FloorDiv: lambda: a // b, ast.Div: lambda: a // b, ast.Mod: lambda: a % b}
+            return ops[type(node.op)]()
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            args = [ev(x) for x in node.args]
+            return {"cdiv": lambda: -(-args[0] // args[1]), "min": lambda: min(args),
+                    "max": lambda: max(args)}[node.func.id]()
+        raise KeyError(ast.dump(node))
+    return ev(ast.parse(expr, mode="eval"))
+
+
+def _hint_of(value: int) -> int:
+    """Triton's JIT specialisation of an integer: 1 when it is one, 16 when 16 divides it."""
+    return 1 if value == 1 else 16 if value % 16 == 0 else 0
+
+
+def _size_hint_combos(launch: Launch) -> tuple[tuple[str, ...], set[tuple[int, ...]]]:
+    """The integer arguments whose hint depends on a dynamic size (an argument that stays a
+    multiple of 16 whatever the size, 4096 * seq, does not), and the hints they take together
+    over trial values of the sizes."""
+    exprs = {a.name: a.expr for a in launch.arguments
+             if a.kind == "int" and a.expr and not a.expr.lstrip("-").isdigit()}
+    names = sorted({n for e in exprs.values() for n in re.findall(r"[A-Za-z_]\w*", e)}
+                   - {"cdiv", "min", "max"})
+    if len(names) > 3:
+        names = names[:3]  # enough to see which arguments vary; the rest at one value
+    combos: dict[str, list[int]] = {}
+    rows = []
+    try:
+        for values in itertools.product(_TRIAL_SIZES, repeat=len(names)):
+            env = dict(zip(names, values))
+            env.update({n: 7 for e in exprs.values() for n in re.findall(r"[A-Za-z_]\w*", e)
+                        if n not in env and n not in ("cdiv", "min", "max")})
+            row = {}
+            for arg, e in exprs.items():
+                v = _eval_size(e, env)
+                row[arg] = _hint_of(v) if v >= 0 else None
+            rows.append(row)
+    except (KeyError, ZeroDivisionError, SyntaxError):
+        return (), set()  # an expression this cannot evaluate: the examples' hints only
+    for row in rows:
+        for arg, h in row.items():
+            if h is not None:
+                combos.setdefault(arg, []).append(h)
+    free = tuple(a for a in exprs if len(set(combos.get(a, []))) > 1)
+    return free, {tuple(row[a] for a in free) for row in rows
+                  if all(row[a] is not None for a in free)}
+
+
+def _size_patterns(pattern: tuple[tuple[str, int], ...], launch: Launch,
+                   order: list[str]) -> set[tuple[tuple[str, int], ...]]:
+    """An example's hint pattern with its size-derived arguments at every hint they can take
+    together, so that a call with other sizes finds the variant the JIT would compile for it."""
+    free, combos = _size_hint_combos(launch)
+    if not free:
+        return {pattern}
+    fixed = [(n, h) for n, h in pattern if n not in free]
+    if len(combos) > _MAX_SIZE_PATTERNS:
+        return {tuple(fixed)}
+    out = set()
+    for hints in combos:
+        hinted = dict(fixed) | {n: h for n, h in zip(free, hints) if h}
+        out.add(tuple((n, hinted[n]) for n in order if n in hinted))
+    return out
 
 
 def _type_key(launch: Launch) -> tuple:
@@ -114,8 +203,9 @@ def declare(calls: list[CallCapture], name: str, what: str) -> Declaration:
                                      key=lambda t: _INT_WIDTH.get(t, 0)))
             else:
                 signature.append(a.type)
-        patterns = {l.hints() for l in launches} | {()}
         order = [a.name for a in launches[0].arguments]
+        patterns = {l.hints() for l in launches} | {()}
+        patterns |= {q for l in launches for q in _size_patterns(l.hints(), l, order)}
         patterns = sorted(patterns, key=lambda p: (-len(p), [-dict(p).get(n, 0) for n in order]))
         algos: list[Algo] = []
         launch_args: set[str] = set()
