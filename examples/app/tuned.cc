@@ -98,7 +98,7 @@ int Multiply(int sm, int M, int N, int K, std::mt19937 *rng) {
       if (std::fabs(got - ref) > 1e-2 + 1e-3 * std::fabs(ref) && ++bad <= 3)
         std::printf("app_tuned:   C[%d][%d] = %g, expected %g\n", m, n, got, ref);
     }
-  const int algo = matmul_tuned_auto_algo(sm, M, N, K);
+  const int algo = matmul_tuned_auto_algo(sm, da, db, dc, M, N, K, K, 1, N, 1, N, 1);  // as launched
   std::printf("app_tuned: %dx%dx%d: algo %d (%s): %s\n", M, N, K, algo,
               matmul_tuned_get_algo_info(algo), bad ? "MISMATCH" : "ok");
   return bad ? 1 : 0;
