@@ -203,7 +203,7 @@ COMPILE_CASES = [
     # --- compile flags: --hints ----------------------------------------------------------------
     Case("hints_conflicting", "compile flag", "compile",
          "conflicting specialization: `n:16 n:1`",
-         ("--hints: 'n' is given twice with different hints",), ("with different hints",),
+         ("--hints: 'n' is given twice with different hints",), ("give each parameter one hint",),
          flags={"hints": "n:16 n:1"}),
     Case("hints_contradict_signature", "compile flag", "compile",
          "hint that contradicts the signature's: `i32:16` and `--hints=n:1`",
@@ -790,11 +790,6 @@ LINK_CASES = [
 
 # ----------------------------------------------------------------------------- rule attributes
 
-_RULE_SPEC_FIX = (
-    "rules/private/validate.bzl check_specializations: after the token loop, remember each "
-    "token's name; when a name comes twice with different hints: _err(label, "
-    "\"specializations\", \"entry {} ('{}'): '{}' has two hints (:{} and :{}); give each "
-    "parameter one hint\".format(i, spec, name, a, b))")
 # The rule cases refused at build: the subject's label, which the tool's message names.
 def _rule_subject(case_id: str) -> str:
     return f"//tests/reliability:{case_id}_subject"
@@ -877,15 +872,17 @@ RULE_CASES = [
          ("attribute 'specializations': entries 0 and 1 give the same hints",), ("remove one",),
          attrs='specializations = ["", " "]'),
     Case("rule_specializations_conflicting", "rule attribute", "rule",
-         "conflicting specialization: `\"x_ptr:16 n:16 n:1\"`",
-         ("attribute 'specializations': entry 0", "'n' has two hints"),
+         "conflicting specialization: `\"x_ptr:16 n:16 n:1\"` (refused by the compile tool)",
+         ("attribute 'specializations': 'n' is given twice with different hints (:16 and :1)",),
          ("give each parameter one hint",),
-         attrs='specializations = ["x_ptr:16 n:16 n:1"]', needs_fix=_RULE_SPEC_FIX),
+         attrs='specializations = ["x_ptr:16 n:16 n:1"]', at_build=True,
+         flags=_at_build("rule_specializations_conflicting", hints="x_ptr:16 n:16 n:1")),
     Case("rule_specializations_syntax", "rule attribute", "rule",
-         "hint written as `x_ptr=16`",
-         ("attribute 'specializations': entry 0 ('x_ptr=16'): 'x_ptr=16' is not a hint",),
-         ("write NAME:16", "or NAME:1"),
-         attrs='specializations = ["x_ptr=16"]'),
+         "hint written as `x_ptr=16` (refused by the compile tool)",
+         ("attribute 'specializations': cannot parse 'x_ptr=16'",),
+         ("write NAME:16 or NAME:1",),
+         attrs='specializations = ["x_ptr=16"]', at_build=True,
+         flags=_at_build("rule_specializations_syntax", hints="x_ptr=16")),
     Case("rule_specialization_algos_unknown_pattern", "rule attribute", "rule",
          "`specialization_algos` names a pattern the library does not specialise on",
          ("attribute 'specialization_algos': 'y_ptr:16' is not one of the specializations",),
@@ -1065,10 +1062,11 @@ RULE_CASES += [
          ("attribute 'targets': 'cuda:90' is listed twice",), ("listed twice",),
          attrs='targets = ["cuda:90", "cuda:90"]'),
     Case("rule_specializations_bad_hint", "rule attribute", "rule",
-         "hint `:8` (only :16 and :1 exist)",
-         ("attribute 'specializations': entry 0 ('x_ptr:8'): 'x_ptr:8' is not a hint",),
+         "hint `:8` (only :16 and :1 exist; refused by the compile tool)",
+         ("attribute 'specializations': 'x_ptr:8' is not a hint",),
          ("write NAME:16", "or NAME:1"),
-         attrs='specializations = ["x_ptr:8"]'),
+         attrs='specializations = ["x_ptr:8"]', at_build=True,
+         flags=_at_build("rule_specializations_bad_hint", hints="x_ptr:8")),
     Case("rule_specializations_same_hints", "rule attribute", "rule",
          "the same hints twice, in another order and separator",
          ("attribute 'specializations': entries 0 and 1 give the same hints",), ("remove one",),

@@ -87,14 +87,14 @@ RULE_CASES = [
     struct(
         id = "rule_specializations_conflicting",
         attrs = dict(specializations = ["x_ptr:16 n:16 n:1"]),
-        expected = ["attribute 'specializations': entry 0", "'n' has two hints", "give each parameter one hint"],
-        at_build = [],
+        expected = ["attribute 'specializations': 'n' is given twice with different hints (:16 and :1)", "give each parameter one hint"],
+        at_build = ["--bazel_target=//tests/reliability:rule_specializations_conflicting_subject"],
     ),
     struct(
         id = "rule_specializations_syntax",
         attrs = dict(specializations = ["x_ptr=16"]),
-        expected = ["attribute 'specializations': entry 0 ('x_ptr=16'): 'x_ptr=16' is not a hint", "write NAME:16", "or NAME:1"],
-        at_build = [],
+        expected = ["attribute 'specializations': cannot parse 'x_ptr=16'", "write NAME:16 or NAME:1"],
+        at_build = ["--bazel_target=//tests/reliability:rule_specializations_syntax_subject"],
     ),
     struct(
         id = "rule_specialization_algos_unknown_pattern",
@@ -261,8 +261,8 @@ RULE_CASES = [
     struct(
         id = "rule_specializations_bad_hint",
         attrs = dict(specializations = ["x_ptr:8"]),
-        expected = ["attribute 'specializations': entry 0 ('x_ptr:8'): 'x_ptr:8' is not a hint", "write NAME:16", "or NAME:1"],
-        at_build = [],
+        expected = ["attribute 'specializations': 'x_ptr:8' is not a hint", "write NAME:16", "or NAME:1"],
+        at_build = ["--bazel_target=//tests/reliability:rule_specializations_bad_hint_subject"],
     ),
     struct(
         id = "rule_specializations_same_hints",

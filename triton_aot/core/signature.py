@@ -326,9 +326,11 @@ def parse_hints(text: str) -> dict[str, int]:
                             "separated by spaces or commas")
         hint = int(hint_text)
         if hint not in VALID_HINTS:
-            raise UserError(f"--hints: {item!r}: only :16 and :1 hints exist")
+            raise UserError(f"--hints: {item!r} is not a hint: only :16 and :1 hints exist; write "
+                            "NAME:16 (divisible by 16 / 16-byte aligned) or NAME:1 (equal to one)")
         if name in hints and hints[name] != hint:
-            raise UserError(f"--hints: {name!r} is given twice with different hints")
+            raise UserError(f"--hints: {name!r} is given twice with different hints "
+                            f"(:{hints[name]} and :{hint}); give each parameter one hint")
         hints[name] = hint
     return hints
 
