@@ -166,9 +166,7 @@ def load_kernels():
 def setup():
     import torch
     import triton
-    # Device-made tensor descriptors need global scratch: torch's allocator serves it.
-    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
-                                                                 device="cuda"))
+    tune_bench.use_torch_scratch(torch, triton)
     return torch, triton
 
 
@@ -251,11 +249,6 @@ def run_dtype(dtype: str, shapes: list[dict], args, torch, triton) -> dict:
     return {"configs": len(configs), "refused": refused, "rows": rows}
 
 
-def geomean(values):
-    values = [v for v in values if v > 0]
-    return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
-
-
 def summarize(res: dict) -> dict:
     out = {}
     for dtype, d in res["dtypes"].items():
@@ -270,7 +263,7 @@ def summarize(res: dict) -> dict:
             for side in ("lib_best", "extra_best", "best"):
                 ratios = [r["cublas_us"] / r[side + "_us"] for r in sel]
                 worst = min(range(len(sel)), key=lambda i: ratios[i])
-                stat[side] = {"geomean": geomean(ratios), "worst": ratios[worst],
+                stat[side] = {"geomean": tune_bench.geomean(ratios), "worst": ratios[worst],
                               "worst_shape": sel[worst]["shape"]}
             strata[name] = stat
         out[dtype] = {"strata": strata, "sanity_median": statistics.median(dis),

@@ -110,6 +110,14 @@ def geomean(values):
     return math.exp(sum(map(math.log, values)) / len(values)) if values else None
 
 
+def use_torch_scratch(torch, triton) -> None:
+    """Kernels that make their tensor descriptors on the device (persistent TMA algos) need
+    global scratch, which the JIT's launcher asks this allocator for (the library's runtime
+    provides its own)."""
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
+                                                                 device="cuda"))
+
+
 def log_uniform(rng, high: int, low: int = 1) -> int:
     return int(math.exp(rng.uniform(math.log(low), math.log(high + 1))))
 
@@ -985,10 +993,7 @@ def main(argv=None) -> int:
     import triton
     from triton_aot.tuning import tune
 
-    # The persistent TMA algos make their tensor descriptors on the device, in global scratch
-    # that the JIT's launcher asks this allocator for (the library's runtime provides its own).
-    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
-                                                                 device="cuda"))
+    use_torch_scratch(torch, triton)
     warm_s = prewarm_jit(plans, args.jobs) if args.jobs > 0 else None
     t0 = time.monotonic()
     args.busy = busy_cycles_for(torch, BUSY_WAIT_US)

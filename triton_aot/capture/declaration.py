@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from triton_aot.capture.record import CallCapture, Launch
+from triton_aot.contract.hint_patterns import int_hint
 from triton_aot.core.errors import UserError
 
 _INT_WIDTH = {"i32": 0, "u32": 1, "i64": 2, "u64": 3}
@@ -89,11 +90,6 @@ def _eval_size(expr: str, names: dict[str, int]) -> int:
     return ev(ast.parse(expr, mode="eval"))
 
 
-def _hint_of(value: int) -> int:
-    """Triton's JIT specialisation of an integer: 1 when it is one, 16 when 16 divides it."""
-    return 1 if value == 1 else 16 if value % 16 == 0 else 0
-
-
 def _size_hint_combos(launch: Launch) -> tuple[tuple[str, ...], set[tuple[int, ...]]]:
     """The integer arguments whose hint depends on a dynamic size (an argument that stays a
     multiple of 16 whatever the size, 4096 * seq, does not), and the hints they take together
@@ -114,7 +110,7 @@ def _size_hint_combos(launch: Launch) -> tuple[tuple[str, ...], set[tuple[int, .
             row = {}
             for arg, e in exprs.items():
                 v = _eval_size(e, env)
-                row[arg] = _hint_of(v) if v >= 0 else None
+                row[arg] = int_hint(v) if v >= 0 else None
             rows.append(row)
     except (KeyError, ZeroDivisionError, SyntaxError):
         return (), set()  # an expression this cannot evaluate: the examples' hints only

@@ -28,6 +28,12 @@ def address(value: Any) -> int:
     return int(value)
 
 
+def int_hint(value: int) -> int:
+    """Triton's JIT specialisation of an integer argument: 1 when it is one, 16 when 16 divides
+    it, else none (0)."""
+    return 1 if value == 1 else 16 if value % 16 == 0 else 0
+
+
 def of_call(record, values: Sequence) -> Hints:
     """The JIT's pattern of a call to a library (`record`: one of its variant records): `values`
     are the C API's arguments after the stream (tensors or ints). Launch
@@ -46,10 +52,8 @@ def of_call(record, values: Sequence) -> Hints:
         if arg.is_pointer:
             if v % 16 == 0:
                 out.append((arg.name, 16))
-        elif v == 1:
-            out.append((arg.name, 1))
-        elif v % 16 == 0:
-            out.append((arg.name, 16))
+        elif int_hint(v):
+            out.append((arg.name, int_hint(v)))
     return tuple(out)
 
 
