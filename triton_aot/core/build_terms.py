@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-# The compile tool's flags that a triton_kernel_library attribute sets (rules/private/actions/actions.bzl).
+# The compile tool's flags that a triton_kernel_library attribute sets (rules/private/actions/compile.bzl).
 FLAG_ATTRIBUTES = {
     "kernel_path": "srcs",
     "kernel_module": "kernel_module",

@@ -1,6 +1,6 @@
 """`triton_kernel_library`: Triton kernels compiled ahead of time into a C library (CcInfo).
 
-The rule: attributes, their checks (validate.bzl) and the wiring of the actions (actions.bzl).
+The rule: attributes, their checks (validate.bzl) and the wiring of the actions (rules/private/actions/, one file per action).
 """
 
 load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
@@ -11,7 +11,13 @@ load("//rules/private:kernel_source.bzl", "kernel_source")
 load("//rules/private:providers.bzl", "TritonKernelInfo")
 load("//rules/private:toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
 load("//rules/private:validate.bzl", "backend_of", "check_algos", "check_c_name", "check_launch_args", "check_specialization_algos", "check_specializations", "check_targets", "ptx_fallback_arch", "signature_entries")
-load("//rules/private/actions:actions.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "check_kernel_import", "compile_c_library", "compile_variant", "derive_tuning_hints", "disassemble", "link_library", "link_shared_library")
+load("//rules/private/actions:c_library.bzl", "compile_c_library")
+load("//rules/private/actions:compile.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "compile_variant")
+load("//rules/private/actions:kernel_import.bzl", "check_kernel_import")
+load("//rules/private/actions:link.bzl", "link_library")
+load("//rules/private/actions:sass.bzl", "disassemble")
+load("//rules/private/actions:shared_library.bzl", "link_shared_library")
+load("//rules/private/actions:tuning_hints.bzl", "derive_tuning_hints")
 
 def _targets(ctx):
     if ctx.attr.targets:
