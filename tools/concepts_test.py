@@ -24,6 +24,7 @@ import gen_concepts  # noqa: E402
 from triton_aot.compile import triton_adapter  # noqa: E402
 from triton_aot.contract.variant import Target  # noqa: E402
 from triton_aot.core import launch_options, targets  # noqa: E402
+from triton_aot.core import target as target_grammar  # noqa: E402
 from triton_aot.core.errors import UserError  # noqa: E402
 
 
@@ -44,6 +45,7 @@ def _edited_targets(monkeypatch):
                  "targets.py", "exec"), module.__dict__)
     monkeypatch.setattr(gen_concepts, "targets", module)
     monkeypatch.setattr(triton_adapter, "targets", module)
+    monkeypatch.setattr(target_grammar, "targets", module)
     monkeypatch.setattr(triton_adapter, "installed_triton_version", lambda: "3.9.0")
     return module
 
@@ -121,8 +123,11 @@ def test_the_backend_table_names_the_compile_tools_outputs():
     assert set(targets.backend_only_flags(cuda)) == {"out_hsaco", "out_amdgcn"}
     assert set(targets.backend_only_flags(hip)) == {"out_cubin", "out_ptx", "out_sass",
                                                      "embed_ptx"}
-    assert targets.has_tma(cuda) and not targets.has_tma(hip)
-    assert not targets.has_tma(Target("cuda", targets.TMA_FROM - 1, 32))
+    assert cuda.has_tma and not hip.has_tma
+    assert not Target("cuda", targets.TMA_FROM - 1, 32).has_tma
+    # the IR groups hold the image the compile writes
+    for b in targets.BACKENDS.values():
+        assert b.image in b.ir_groups, b.name
 
 
 # ----------------------------------------------------------------------------- launch options

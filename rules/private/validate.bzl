@@ -123,22 +123,12 @@ def signature_entries(label, signature):
             algo_constexprs.append(entry)
     return entries, algo_constexprs
 
-def backend_of(target):
-    """What `target`'s backend can have (targets.py's BACKENDS row, generated into targets.bzl).
-
-    Args:
-      target: a target string checked by `check_targets` ("cuda:90").
-
-    Returns:
-      dict: image, outputs, embed_ptx, reset_to_zero, grid_device_attrs, tuned_dispatch,
-      standalone_c.
-    """
-    return BACKENDS[target.split(":")[0]]
-
 def check_targets(label, attr, targets):
     """Checks the GPU targets' spelling ("cuda:80", "hip:gfx942", ...): all of one backend.
 
-    Whether some triton compiles each arch is the compile tool's check (the targets table).
+    This is the rule's one reader of a target's text; the rest of the rule reads the structs it
+    returns. Whether some triton compiles each arch is the compile tool's check (core/target.py
+    and the targets table), run once per library in its import check.
 
     Args:
       label: the target's label (for messages).
@@ -146,12 +136,13 @@ def check_targets(label, attr, targets):
       targets: list of target strings.
 
     Returns:
-      The archs as strings ("80", "gfx942", ...), one per target.
+      list of struct(name = the target string, arch = "80" or "gfx942", sm = the SM number of a
+      CUDA target or None, row = its backend's BACKENDS row (targets.py's, generated)).
     """
     if not targets:
         _err(label, attr, "is empty; give at least one target such as \"cuda:90\" or \"hip:gfx942\"")
     seen = {}
-    archs = []
+    parsed = []
     for target in targets:
         parts = target.split(":")
         arch = parts[1] if len(parts) == 2 else ""
@@ -162,10 +153,17 @@ def check_targets(label, attr, targets):
         if parts[0] != targets[0].split(":")[0]:
             _err(label, attr, "mixes CUDA and HIP targets ('{}' and '{}'); a library is one backend (its C API uses that backend's types): make one library per backend".format(targets[0], target))
         seen[target] = True
-        archs.append(arch)
-    return archs
+        row = BACKENDS[parts[0]]
+        parsed.append(struct(
+            name = target,
+            backend = parts[0],
+            arch = arch,
+            sm = int(arch) if row["arch_is_sm"] and arch.isdigit() else None,
+            row = row,
+        ))
+    return parsed
 
-def ptx_fallback_arch(label, targets, archs):
+def ptx_fallback_arch(label, targets):
     """The target whose PTX an `embed_ptx` library embeds: the lowest portable one.
 
     The driver JIT-compiles that PTX for every later GPU; the PTX of sm_90 and newer is
@@ -174,17 +172,16 @@ def ptx_fallback_arch(label, targets, archs):
 
     Args:
       label: the target's label (for messages).
-      targets: list of target strings (checked by `check_targets`).
-      archs: their archs.
+      targets: the library's targets (`check_targets`' structs).
 
     Returns:
-      The arch (a string, as in `archs`) whose variants embed their PTX; None when a target is
-      no arch of the targets table (the build fails on it).
+      The arch (a string, as the structs' `arch`) whose variants embed their PTX; None when a
+      target is no arch of the targets table (the build fails on it).
     """
-    if not backend_of(targets[0])["embed_ptx"]:
-        _err(label, "embed_ptx", "is CUDA only, but the library targets '{}'; drop embed_ptx for hip libraries".format(targets[0]))
-    portable = [int(a) for a in archs if a.isdigit() and int(a) in PTX_FALLBACK_ARCHS]
-    if not portable and [a for a in archs if not a.isdigit() or int(a) < ARCH_SPECIFIC_FROM]:
+    if not targets[0].row["embed_ptx"]:
+        _err(label, "embed_ptx", "is CUDA only, but the library targets '{}'; drop embed_ptx for hip libraries".format(targets[0].name))
+    portable = [t.sm for t in targets if t.sm != None and t.sm in PTX_FALLBACK_ARCHS]
+    if not portable and [t for t in targets if t.sm == None or t.sm < ARCH_SPECIFIC_FROM]:
         return None  # a target no triton compiles: the compile tool refuses it
     if not portable:
         _err(label, "embed_ptx", "every target is cuda:{} or newer, whose PTX Triton writes arch-specific (sm_{}a) and no other GPU can JIT-compile; add a target below cuda:{} to carry the PTX (e.g. \"cuda:80\"), or drop embed_ptx".format(ARCH_SPECIFIC_FROM, ARCH_SPECIFIC_FROM, ARCH_SPECIFIC_FROM))
@@ -323,8 +320,8 @@ def _reset_to_zero_for(label, index, regions, constexprs, targets):
     if type(regions) != "dict" or not regions:
         _err(label, "algos", "algos[{}]: reset_to_zero must be a non-empty dict of pointer argument name -> extents, e.g. {{\"{}\": \"{}\"}}".format(index, EXAMPLE_NAME, EXAMPLE_EXTENTS))
     for target in targets:
-        if not backend_of(target)["reset_to_zero"]:
-            _err(label, "algos", "algos[{}]: reset_to_zero is CUDA only for now, but the library targets '{}'; zero the output before calling a hip library, or build this algo for cuda targets".format(index, target))
+        if not target.row["reset_to_zero"]:
+            _err(label, "algos", "algos[{}]: reset_to_zero is CUDA only for now, but the library targets '{}'; zero the output before calling a hip library, or build this algo for cuda targets".format(index, target.name))
     result = {}
     for name, text in regions.items():
         if type(name) != "string" or not is_identifier(name):
@@ -370,11 +367,11 @@ def _check_launch_option(label, index, name, value, option, targets):
     if value == None or value == option["default"]:
         return
     for target in targets:
-        if option["cuda_only"] and target.startswith("hip:"):
-            _err(label, "algos", "algos[{}]: {} is CUDA only, but the algo is built for '{}'; drop {} for hip targets".format(index, name, target, name))
+        if option["cuda_only"] and not target.row["cuda_launch_options"]:
+            _err(label, "algos", "algos[{}]: {} is CUDA only, but the algo is built for '{}'; drop {} for hip targets".format(index, name, target.name, name))
         minimum = option["min_cuda_arch"]
-        if minimum != None and target.startswith("cuda:") and int(target[len("cuda:"):]) < minimum:
-            _err(label, "algos", "algos[{}]: {} = {} needs cuda:{} or newer, but the algo is built for '{}'; restrict the algo with targets = [\"cuda:{}\"], or drop {}".format(index, name, value, minimum, target, minimum, name))
+        if minimum != None and target.sm != None and target.sm < minimum:
+            _err(label, "algos", "algos[{}]: {} = {} needs cuda:{} or newer, but the algo is built for '{}'; restrict the algo with targets = [\"cuda:{}\"], or drop {}".format(index, name, value, minimum, target.name, minimum, name))
 
 def check_algos(label, algos, algo_constexprs, defaults):
     """Decodes `algos` (triton_algo JSON) into dicts with every field filled in.
@@ -384,7 +381,8 @@ def check_algos(label, algos, algo_constexprs, defaults):
       algos: the `algos` attribute (triton_algo JSON strings).
       algo_constexprs: the constexpr names of the signature (see `signature_entries`): every
         algo must set them. An algo may also set constexprs the signature leaves out.
-      defaults: dict with the library's num_warps, num_stages, grid, targets and signature.
+      defaults: dict with the library's num_warps, num_stages, grid, targets (`check_targets`'
+        structs) and signature.
 
     Returns:
       list of dicts: constexprs (name -> source spelling), num_warps, num_stages, num_ctas,
@@ -399,6 +397,7 @@ def check_algos(label, algos, algo_constexprs, defaults):
                 ", ".join(SCALAR_TYPES),
             ))
         algos = [json.encode({"constexprs": {}})]
+    library_targets = {t.name: t for t in defaults["targets"]}
     result = []
     seen = {}
     for i, text in enumerate(algos):
@@ -431,15 +430,15 @@ def check_algos(label, algos, algo_constexprs, defaults):
             if type(algo_targets) != "list" or not algo_targets:
                 _err(label, "algos", "algos[{}]: targets must be a non-empty list of the library's targets, got {}".format(i, algo_targets))
             for t in algo_targets:
-                if t not in defaults["targets"]:
-                    _err(label, "algos", "algos[{}]: target '{}' is not one of the library's targets ({}); an algo's targets restrict the library's".format(i, t, ", ".join(defaults["targets"])))
+                if t not in library_targets:
+                    _err(label, "algos", "algos[{}]: target '{}' is not one of the library's targets ({}); an algo's targets restrict the library's".format(i, t, ", ".join(library_targets.keys())))
         normalised = {"constexprs": constexprs}
         for name, option in LAUNCH_OPTIONS.items():
             default = option["default"]
             if default == None and name in defaults:
                 default = defaults[name]  # the library's attribute (num_warps, num_stages)
             value = algo.get(name, default)
-            _check_launch_option(label, i, name, value, option, algo_targets or defaults["targets"])
+            _check_launch_option(label, i, name, value, option, [library_targets[t] for t in algo_targets] if algo_targets else defaults["targets"])
             normalised[name] = value
         grid_template = algo.get("grid", defaults["grid"])
         if not grid_template:

@@ -16,6 +16,7 @@ import pytest
 
 import triton_aot
 from triton_aot.compile.compile import run_command_line
+from triton_aot.core.signature import parse_type
 
 HERE = Path(__file__).resolve().parent
 KERNELS = HERE / "kernels"
@@ -27,6 +28,8 @@ JSON_KEYS = ["format", "symbol", "kernel_name", "kernel_file", "target", "algo_i
              "launch_pdl", "shared", "global_scratch_size", "global_scratch_align",
              "profile_scratch_size", "profile_scratch_align", "grid", "grid_c", "triton_version",
              "cubin_file", "cubin_sha256", "cubin_size", "ptx_embedded", "ptx_file"]
+# *fp32 as a record writes it (core/arg_type.py's JSON form)
+FP32_PTR = {"kind": "pointer", "elem": "fp32", "const": False}
 
 ADD_FLAGS = ["--kernel_name=add_kernel", "--signature=*fp32:16, *fp32:16, *fp32:16, i32, BLOCK",
              "--constexprs=BLOCK=1024", "--grid=cdiv(n, 1024)", "--num_warps=4",
@@ -72,22 +75,19 @@ def test_add80_json(add80):
     assert list(meta) == JSON_KEYS
     cubin = (add80 / "k.cubin").read_bytes()
     assert meta == {
-        "format": "rules_triton.variant.v2",
+        "format": "rules_triton.variant.v3",
         "symbol": "add_a0_sm80",
         "kernel_name": "add_kernel",
         "kernel_file": "add.py",
         "target": {"backend": "cuda", "arch": 80, "warp_size": 32},
         "algo_index": 0,
         "args": [
-            {"name": "x_ptr", "type": "*fp32", "ctype": "CUdeviceptr", "hint": 16,
-             "constexpr": False},
-            {"name": "y_ptr", "type": "*fp32", "ctype": "CUdeviceptr", "hint": 16,
-             "constexpr": False},
-            {"name": "out_ptr", "type": "*fp32", "ctype": "CUdeviceptr", "hint": 16,
-             "constexpr": False},
-            {"name": "n", "type": "i32", "ctype": "int32_t", "hint": None, "constexpr": False},
-            {"name": "BLOCK", "type": "constexpr", "value": 1024, "value_repr": "1024",
-             "constexpr": True},
+            {"name": "x_ptr", "type": FP32_PTR, "ctype": "CUdeviceptr", "hint": 16},
+            {"name": "y_ptr", "type": FP32_PTR, "ctype": "CUdeviceptr", "hint": 16},
+            {"name": "out_ptr", "type": FP32_PTR, "ctype": "CUdeviceptr", "hint": 16},
+            {"name": "n", "type": {"kind": "scalar", "name": "i32"}, "ctype": "int32_t",
+             "hint": None},
+            {"name": "BLOCK", "type": {"kind": "constexpr"}, "value": 1024, "value_repr": "1024"},
         ],
         "constexprs": {"BLOCK": "1024"},
         "num_warps": 4, "num_stages": 3, "num_ctas": 1,
@@ -193,8 +193,8 @@ def test_scale_fp32_scalar_is_float(tmp_path):
     assert_ok(proc)
     meta = json.loads((tmp_path / "k.json").read_text())
     alpha = meta["args"][2]
-    assert alpha == {"name": "alpha", "type": "fp32", "ctype": "float", "hint": None,
-                     "constexpr": False}
+    assert alpha == {"name": "alpha", "type": {"kind": "scalar", "name": "fp32"},
+                     "ctype": "float", "hint": None}
     assert meta["args"][3]["hint"] == 16
     assert ".param .f32 scale_kernel_param_2" in (tmp_path / "k.ptx").read_text()
 
@@ -228,10 +228,10 @@ def test_constexpr_kinds_hints_and_one(tmp_path):
     args = {a["name"]: a for a in meta["args"]}
     assert args["x_ptr"]["hint"] == 16 and args["out_ptr"]["hint"] == 16
     assert args["N"]["hint"] == 16 and args["M"]["hint"] is None
-    assert args["stride"] == {"name": "stride", "type": "i64", "ctype": "int64_t", "hint": 1,
-                              "constexpr": False}
-    assert args["OUT_DTYPE"] == {"name": "OUT_DTYPE", "type": "constexpr", "value": "tl.float16",
-                                 "value_repr": "tl.float16", "constexpr": True}
+    assert args["stride"] == {"name": "stride", "type": {"kind": "scalar", "name": "i64"},
+                              "ctype": "int64_t", "hint": 1}
+    assert args["OUT_DTYPE"] == {"name": "OUT_DTYPE", "type": {"kind": "constexpr"},
+                                 "value": "tl.float16", "value_repr": "tl.float16"}
     assert args["SCALE"]["value"] == 0.5
     assert meta["constexprs"] == {"BLOCK": "64", "OUT_DTYPE": "tl.float16", "SCALE": "0.5"}
     assert list(meta["constexprs"]) == ["BLOCK", "OUT_DTYPE", "SCALE"]  # declaration order
@@ -541,7 +541,7 @@ def test_metadata_round_trip(add80):
     meta = record_reader.read_json(text)
     assert meta.to_json() == text
     assert [a.name for a in meta.runtime_args] == ["x_ptr", "y_ptr", "out_ptr", "n"]
-    with pytest.raises(triton_aot.core.errors.UserError, match="is not 'rules_triton.variant.v2'"):
+    with pytest.raises(triton_aot.core.errors.UserError, match="is not 'rules_triton.variant.v3'"):
         record_reader.read_json('{"format": "other"}')
     with pytest.raises(triton_aot.core.errors.UserError, match="not valid JSON"):
         record_reader.read_json("{")
@@ -588,7 +588,8 @@ def test_hip_variant_checked_against_its_hsaco(tmp_path, monkeypatch):
     meta = json.loads((tmp_path / "k.json").read_text())
     assert meta["target"] == {"backend": "hip", "arch": "gfx942", "warp_size": 64}
     kd = hsaco.kernel_descriptors((tmp_path / "k.hsaco").read_bytes())[meta["kernel_name"]]
-    assert kd.kernarg_size == hsaco.kernarg_bytes(["*fp32", "*fp32", "*fp32", "i32"])
+    assert kd.kernarg_size == hsaco.kernarg_bytes(
+        [parse_type(t, "t") for t in ["*fp32", "*fp32", "*fp32", "i32"]])
     assert kd.group_segment_fixed_size + meta["shared"] <= hsaco.lds_bytes("gfx942")
     # An arch with less LDS than the kernel needs is refused, naming the sizes and the fix
     # (a limit below the add kernel's need, whatever it is: -1).
@@ -614,8 +615,9 @@ def test_launch_args_min_max_num_sms_and_maxnreg(tmp_path):
     err = io.StringIO()
     assert run_command_line(argv, err) == 0, err.getvalue()
     meta = json.loads((tmp_path / "k.json").read_text())
-    assert meta["launch_args"] == [{"name": "n_rows", "type": "i32", "ctype": "int32_t"},
-                                   {"name": "tiles", "type": "i64", "ctype": "int64_t"}]
+    assert meta["launch_args"] == [
+        {"name": "n_rows", "type": {"kind": "scalar", "name": "i32"}, "ctype": "int32_t"},
+        {"name": "tiles", "type": {"kind": "scalar", "name": "i64"}, "ctype": "int64_t"}]
     assert meta["maxnreg"] == 128
     assert meta["grid"] == ["min(NUM_SMS * 2, cdiv(n_rows, 4))", "max(tiles, 1)", "1"]
     assert meta["grid_c"][0] == ("trt_grid_min(trt_grid_mul(trt_attr_num_sms, (int64_t)2), "
@@ -653,7 +655,8 @@ def test_algo_targets_recorded(tmp_path):
     err = io.StringIO()
     assert run_command_line(argv, err) == 0, err.getvalue()
     meta = json.loads((tmp_path / "k.json").read_text())
-    assert meta["algo_targets"] == ["cuda:90", "cuda:100"]
+    assert meta["algo_targets"] == [{"backend": "cuda", "arch": a, "warp_size": 32}
+                                    for a in (90, 100)]
     argv[-2] = "--algo_targets=cuda:90,cuda:90"
     err = io.StringIO()
     assert run_command_line(argv, err) == 1

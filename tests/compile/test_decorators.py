@@ -118,7 +118,8 @@ def test_compile_defaults_none_heuristics_and_autotune(tmp_path):
     assert rc == 0, err
     assert rec["constexprs"] == {"bias_ptr": "None", "ACTIVATION": "'relu'", "BLOCK": "128",
                                  "ALIGNED": "True"}
-    assert [a["name"] for a in rec["args"] if not a["constexpr"]] == ["x_ptr", "out_ptr", "n"]
+    assert [a["name"] for a in rec["args"]
+            if a["type"]["kind"] != "constexpr"] == ["x_ptr", "out_ptr", "n"]
     # the num_warps heuristic overrides the algo's 2, as in the JIT; config (128, 2) is index 3
     assert rec["num_warps"] == 4
     assert rec["autotune"] == {"key": ["n"], "config": 3}

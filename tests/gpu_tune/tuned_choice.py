@@ -193,7 +193,7 @@ def main(argv: list[str]) -> int:
         auto_algo.argtypes = [ctypes.c_int] + [ctypes.c_uint64] * 3 + [ctypes.c_int32] * 9
         # the variant symbol of each (algo, hint pattern, SM) and the generic variants
         patterns = description.specializations
-        sm_of = {v.symbol: int(v.target.partition(":")[2]) for v in description.variants}
+        sm_of = {v.symbol: v.target.arch for v in description.variants}
         symbol_of = {(v.algo, patterns[v.specialization], sm_of[v.symbol]): v.symbol
                      for v in description.variants}
         generic = {v.symbol for v in description.variants if not patterns[v.specialization]}

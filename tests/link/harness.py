@@ -33,7 +33,8 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from triton_aot.contract import record_reader, variant as record_mod  # noqa: E402
-from triton_aot.core import abi  # noqa: E402
+from triton_aot.core import abi, signature  # noqa: E402
+from triton_aot.core import target as target_grammar  # noqa: E402
 from triton_aot.emit_c import c_variant  # noqa: E402
 
 RUNTIME_DIR = REPO_ROOT / "runtime"  # trt_runtime.c/.h: compiled into every library
@@ -105,24 +106,26 @@ PARAM_SIZE = {"i1": 1, "i8": 1, "u1": 1, "u8": 1, "i16": 2, "u16": 2, "fp16": 2,
               "i32": 4, "u32": 4, "fp32": 4, "i64": 8, "u64": 8, "fp64": 8}
 
 
+def type_json(ty: str) -> dict:
+    """A type's record form (core/arg_type.py's JSON), from its --signature spelling."""
+    return signature.parse_type(ty, "test type").to_json()
+
+
 def arg(name: str, ty: str, hint: int | None = None) -> dict:
-    a = {"name": name, "type": ty, "hint": hint, "constexpr": False}
-    a["ctype"] = abi.c_type(ty).ctype
-    return a
+    return {"name": name, "type": type_json(ty), "ctype": abi.c_type(ty).ctype, "hint": hint}
 
 
 def tensordesc(name: str, dtype: str, block: list[int], *, data_type: int, elem_size: int,
                swizzle: int, box: list[int] | None = None) -> dict:
     """A host tensor descriptor argument with the TMA encoding triton.compile would record."""
-    return {"name": name, "type": f"tensordesc<{dtype}[{', '.join(map(str, block))}]>",
-            "hint": None, "constexpr": False,
+    return {"name": name, "type": type_json(f"tensordesc<{dtype}[{', '.join(map(str, block))}]>"),
             "tma": {"data_type": data_type, "elem_size": elem_size, "swizzle": swizzle,
                     "box": list(box or block)}}
 
 
 def constexpr(name: str, value) -> dict:
-    return {"name": name, "type": "constexpr", "value": value, "value_repr": repr(value),
-            "constexpr": True}
+    return {"name": name, "type": {"kind": "constexpr"}, "value": value,
+            "value_repr": repr(value)}
 
 
 def variant(symbol: str, args: list[dict], *, kernel_name: str = "k", arch: int = 90,
@@ -151,12 +154,12 @@ def variant(symbol: str, args: list[dict], *, kernel_name: str = "k", arch: int 
         "ptx_embedded": ptx_embedded, "ptx_file": f"{symbol}.ptx" if ptx_embedded else None,
     }
     if launch_args:
-        meta["launch_args"] = [{"name": n, "type": t, "ctype": abi.c_type(t).ctype}
+        meta["launch_args"] = [{"name": n, "type": type_json(t), "ctype": abi.c_type(t).ctype}
                                for n, t in launch_args]
     if maxnreg is not None:
         meta["maxnreg"] = maxnreg
     if algo_targets is not None:
-        meta["algo_targets"] = algo_targets
+        meta["algo_targets"] = [target_grammar.parse(t).to_dict() for t in algo_targets]
     return meta
 
 
@@ -190,7 +193,7 @@ def fake_image(meta: dict, kind: str = "cubin", tag: str | None = None) -> bytes
     sizes = []
     for a in record_reader.read(meta).launcher_args:
         if a.is_tensordesc:  # the CUtensorMap, the shape as i32, the strides as i64
-            sizes += [128] + [4] * a.desc.rank + [8] * a.desc.rank
+            sizes += [128] + [4] * a.type.rank + [8] * a.type.rank
         else:
             sizes.append(8 if a.is_pointer else PARAM_SIZE[a.type])
     sizes += [8, 8]

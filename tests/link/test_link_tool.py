@@ -139,7 +139,7 @@ def test_library_description_is_the_header_api(tmp_path):
     assert {f.name: [(p.c_type, p.name) for p in f.params] for f in lib.functions} == header
     assert [f.entry for f in lib.functions] == ["algo", "default"]
     x_ptr = lib.function("default").params[1]
-    assert (x_ptr.kernel_param, x_ptr.type) == ("x_ptr", "*fp32")
+    assert (x_ptr.kernel_param, x_ptr.type, x_ptr.type.elem) == ("x_ptr", "*fp32", "fp32")
     assert [a.info for a in lib.algos] == [
         "BLOCK=128 num_warps=4 num_stages=3", "BLOCK=64 num_warps=2 num_stages=2"]
     assert lib.specializations[2] == ()
@@ -147,7 +147,7 @@ def test_library_description_is_the_header_api(tmp_path):
     for v in lib.variants:
         meta = next(m for m in metas if m["symbol"] == v.symbol)
         assert v.specialization == meta["specialization_index"]
-        assert v.algo == meta["algo_index"] and v.target == f"cuda:{meta['target']['arch']}"
+        assert v.algo == meta["algo_index"] and v.target.to_dict() == meta["target"]
     assert lib.tuning is None
 
 
@@ -295,7 +295,7 @@ def test_error_restriction_declares_a_target_the_library_lacks(tmp_path):
 
 def test_error_restriction_differs_within_an_algo(tmp_path):
     metas = libs.restricted_variants()
-    metas[-1]["algo_targets"] = ["cuda:80", "cuda:90"]
+    metas[-1]["algo_targets"] = [{"backend": "cuda", "arch": a, "warp_size": 32} for a in (80, 90)]
     _expect_error(tmp_path, metas, "declare different algo targets", "same --algo_targets")
 
 

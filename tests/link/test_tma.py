@@ -46,7 +46,9 @@ def test_tma_standalone_variant(tmp_path, fake_dir):
     (lambda m: m["args"][0]["tma"].update(box=[64, 512]), "does not fit the block"),
     (lambda m: m["args"][0]["tma"].update(swizzle=7), "is not a TMA encoding"),
     (lambda m: m["args"][0].pop("tma"), "'tma' must be an object"),
-    (lambda m: m["args"][0].update(type="tensordesc<fp16[64,32]>"), "is not the canonical"),
+    (lambda m: m["args"][0].update(type="tensordesc<fp16[64, 32]>"),
+     "is not an object of one of the kinds"),
+    (lambda m: m["args"][0]["type"].update(block=[64, 48]), "the block is not 1 to 5 powers of two"),
     (lambda m: m["target"].update(arch=80), "need TMA (cuda:90 or newer)"),
     (lambda m: m["args"].append(harness.arg("a_desc_base", "*fp16")), "appears twice"),
 ])

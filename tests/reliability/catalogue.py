@@ -642,6 +642,14 @@ _LINK_WRITE_FIX = (
     "triton_aot/emit_c/link.py link(): wrap the output writes in try/except OSError and raise "
     "LinkError(f\"--out_c/--out_h: cannot write {path}: {e.strerror}\")")
 
+# A record's target and i32 type, as the compile tool writes them (core/target.py's and
+# core/arg_type.py's JSON forms).
+def _target(arch: int) -> dict:
+    return {"backend": "cuda", "arch": arch, "warp_size": 32}
+
+
+_I32 = {"kind": "scalar", "name": "i32"}
+
 LINK_CASES = [
     Case("link_restricted_algo_lacks_declared_target", "link input", "link",
          "an algo declared for sm_80 and sm_90 (--algo_targets) with no sm_80 variant",
@@ -649,26 +657,26 @@ LINK_CASES = [
           "sm_80",), ("compile every algo for every target",),
          variants=(_v("copy_a0_sm80", arch=80), _v("copy_a0_sm90"),
                    _v("copy_a1_sm90", algo_index=1, num_warps=8,
-                      set={"algo_targets": ["cuda:80", "cuda:90"]}))),
+                      set={"algo_targets": [_target(80), _target(90)]}))),
     Case("link_restricted_algo_unknown_target", "link input", "link",
          "an algo declared for a target the library has no variant for",
          ("declares target cuda:100", "has no variant for it"),
          ("compile the algo for every target it declares",),
          variants=(_v("copy_a0_sm90"),
                    _v("copy_a1_sm90", algo_index=1, num_warps=8,
-                      set={"algo_targets": ["cuda:90", "cuda:100"]}))),
+                      set={"algo_targets": [_target(90), _target(100)]}))),
     Case("link_launch_args_disagree", "link input", "link",
          "two variants of one library with different launch arguments",
          ("different launch arguments", "copy_a0_sm90 (v0.json) has (n_rows: i32)",
           "copy_a1_sm90 (v1.json) has ()"), ("same --launch_args",),
          variants=(_v("copy_a0_sm90", set={"launch_args": [
-             {"name": "n_rows", "type": "i32", "ctype": "int32_t"}]}),
+             {"name": "n_rows", "type": _I32, "ctype": "int32_t"}]}),
                    _v("copy_a1_sm90", algo_index=1, num_warps=8))),
     Case("link_launch_arg_clash", "link input", "link",
          "a record whose launch argument is also a kernel argument",
          ("launch argument 'n' clashes with a kernel argument",), ("regenerate it with triton_aot.compile.compile",),
          variants=(_v("copy_sm90", set={"launch_args": [
-             {"name": "n", "type": "i32", "ctype": "int32_t"}]}),)),
+             {"name": "n", "type": _I32, "ctype": "int32_t"}]}),)),
     Case("link_args_disagree", "link input", "link",
          "two algos of one library whose argument lists disagree (`*fp32` vs `*fp16`)",
          ("different argument lists", "copy_a0_sm90 (v0.json)", "copy_a1_sm90 (v1.json)",
@@ -726,7 +734,7 @@ LINK_CASES = [
          variants=({"text": "{not json"},)),
     Case("link_not_variant", "link input", "link",
          "a JSON file that is not variant metadata",
-         ("v0.json is not a rules_triton.variant.v2 variant metadata file",),
+         ("v0.json is not a rules_triton.variant.v3 variant metadata file",),
          ("pass the --out_json files of triton_aot.compile.compile",),
          variants=({"text": "{\"format\": \"something else\"}"},)),
     Case("link_malformed_args", "link input", "link",

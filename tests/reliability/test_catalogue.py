@@ -32,6 +32,7 @@ import update_catalogue  # noqa: E402
 import triton_aot  # noqa: E402
 from triton_aot.contract import variant  # noqa: E402
 from triton_aot.core import abi  # noqa: E402
+from triton_aot.core.signature import parse_type  # noqa: E402
 
 REPO = Path(triton_aot.__file__).resolve().parent.parent
 # and the rule cases refused at build, by the compile tool as the library's action runs it
@@ -51,15 +52,13 @@ def _subst(text: str, dirs: dict) -> str:
 
 
 def _arg(name, ty, hint):
-    if ty.startswith("tensordesc"):
-        return {"name": name, "type": ty, "hint": None, "constexpr": False,
+    type_ = parse_type(ty, name)  # the record carries the type as JSON (core/arg_type.py)
+    if type_.is_tensordesc:
+        return {"name": name, "type": type_.to_json(),
                 "tma": {"data_type": 7, "elem_size": 4, "swizzle": 0, "box": [64]}}
-    if ty == "constexpr":
-        return {"name": name, "type": "constexpr", "value": hint, "value_repr": repr(hint),
-                "constexpr": True}
-    a = {"name": name, "type": ty, "hint": hint, "constexpr": False}
-    a["ctype"] = abi.c_type(ty).ctype
-    return a
+    if type_.is_constexpr:
+        return {"name": name, "type": type_.to_json(), "value": hint, "value_repr": repr(hint)}
+    return {"name": name, "type": type_.to_json(), "hint": hint, "ctype": abi.c_type(ty).ctype}
 
 
 def link_metadata(spec: dict) -> dict:
@@ -77,7 +76,8 @@ def link_metadata(spec: dict) -> dict:
         "target": {"backend": "cuda", "arch": arch, "warp_size": 32},
         "algo_index": spec.pop("algo_index", None),
         "args": args,
-        "constexprs": {a["name"]: a["value_repr"] for a in args if a["constexpr"]},
+        "constexprs": {a["name"]: a["value_repr"] for a in args
+                       if a["type"]["kind"] == "constexpr"},
         "num_warps": spec.pop("num_warps", 4), "num_stages": 3, "num_ctas": 1,
         "launch_cooperative_grid": False, "launch_pdl": False, "shared": 0,
         "global_scratch_size": 0, "global_scratch_align": 1,
@@ -212,10 +212,10 @@ _RUNTIME_RECORD = {
     "format": variant.FORMAT, "symbol": "desc_rt", "kernel_name": "desc_rt_kernel",
     "kernel_file": "kernels.py", "target": {"backend": "cuda", "arch": 90, "warp_size": 32},
     "algo_index": 0,
-    "args": [{"name": "x_desc", "type": "tensordesc<fp16[64, 64]>", "hint": None,
-              "constexpr": False,
+    "args": [{"name": "x_desc", "type": {"kind": "tensordesc", "elem": "fp16", "block": [64, 64]},
               "tma": {"data_type": 6, "elem_size": 2, "swizzle": 3, "box": [64, 64]}},
-             {"name": "n", "type": "i32", "ctype": "int32_t", "hint": None, "constexpr": False}],
+             {"name": "n", "type": {"kind": "scalar", "name": "i32"}, "ctype": "int32_t",
+              "hint": None}],
     "num_warps": 4, "num_stages": 3, "num_ctas": 1, "launch_cooperative_grid": False,
     "launch_pdl": False, "shared": 0, "global_scratch_size": 0, "global_scratch_align": 1,
     "profile_scratch_size": 0, "profile_scratch_align": 1,

@@ -90,18 +90,18 @@ def _variant(symbol, kernel, args, grid_text, *, arch, algo_index, num_warps=4, 
     meta_args = []
     for name, ty, hint in args:
         if ty == "constexpr":
-            meta_args.append({"name": name, "type": "constexpr", "value": hint,
-                              "value_repr": str(hint), "constexpr": True})
+            meta_args.append({"name": name, "type": {"kind": "constexpr"}, "value": hint,
+                              "value_repr": str(hint)})
         else:
-            a = {"name": name, "type": ty, "hint": hint, "constexpr": False}
-            a["ctype"] = abi.c_type(ty).ctype
-            meta_args.append(a)
+            meta_args.append({"name": name, "type": S.parse_type(ty, name).to_json(),
+                              "hint": hint, "ctype": abi.c_type(ty).ctype})
     return {
         "format": variant.FORMAT, "symbol": symbol, "kernel_name": kernel,
         "kernel_file": f"{kernel}.py", "target": {"backend": "cuda", "arch": arch,
                                                  "warp_size": 32},
         "algo_index": algo_index, "args": meta_args,
-        "constexprs": {a["name"]: a["value_repr"] for a in meta_args if a["constexpr"]},
+        "constexprs": {a["name"]: a["value_repr"] for a in meta_args
+                       if a["type"]["kind"] == "constexpr"},
         "num_warps": num_warps, "num_stages": 3, "num_ctas": 1,
         "launch_cooperative_grid": False, "launch_pdl": False, "shared": shared,
         "global_scratch_size": scratch[0], "global_scratch_align": scratch[1],

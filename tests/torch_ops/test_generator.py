@@ -176,5 +176,5 @@ def test_library_description_of_another_format(tmp_path):
                                             "include": "k.h"})
     assert info.value.message == (
         f"{tmp_path / 'k.library.json'}: format 'rules_triton.variant.v2' is not "
-        "'rules_triton.library.v1': not a library description of this rules_triton (rebuild "
+        "'rules_triton.library.v2': not a library description of this rules_triton (rebuild "
         "the library)")

@@ -27,6 +27,7 @@ import sys
 from typing import Any, Callable, Iterator
 
 from triton_aot.compile.build_driver import DeviceAccessRefused, caller_line
+from triton_aot.core.target import Target
 
 # The device a target names, for kernels that look up per-device config files by name (as
 # vLLM's and SGLang's fused-MoE configs are): the data-centre part of each architecture.
@@ -58,14 +59,15 @@ _REFUSED = ("_lazy_init", "init", "synchronize", "current_stream", "default_stre
 
 
 def device_name(backend: str, arch: Any) -> str:
-    if backend == "hip":
+    target = Target(backend, arch, 0)
+    if target.is_hip:
         return HIP_DEVICE_NAMES.get(str(arch), f"AMD {arch}")
     return CUDA_DEVICE_NAMES.get(int(arch), f"NVIDIA sm_{arch}")
 
 
 def capability(backend: str, arch: Any) -> tuple[int, int]:
     """(major, minor) as torch reports it: sm_90 is (9, 0); gfx942 is (9, 4) as on ROCm."""
-    if backend == "hip":
+    if Target(backend, arch, 0).is_hip:
         digits = str(arch)[3:]  # gfx942 -> 942, gfx90a -> 90a, gfx1100 -> 1100
         return int(digits[:-2]), int(digits[-2], 16)
     return int(arch) // 10, int(arch) % 10
@@ -74,6 +76,7 @@ def capability(backend: str, arch: Any) -> tuple[int, int]:
 def answers(backend: str, arch: Any, warp_size: int) -> dict[str, Any]:
     """The answered torch.cuda questions and their values for one target (what docs/kernels.md
     documents)."""
+    target = Target(backend, arch, warp_size)
     major, minor = capability(backend, arch)
     return {
         "is_available()": True,
@@ -82,13 +85,13 @@ def answers(backend: str, arch: Any, warp_size: int) -> dict[str, Any]:
         "current_device()": 0,
         "get_device_capability()": (major, minor),
         "get_device_name()": device_name(backend, arch),
-        "get_arch_list()": [str(arch) if backend == "hip" else f"sm_{arch}"],
-        "is_bf16_supported()": backend == "hip" or int(arch) >= 80,
+        "get_arch_list()": [str(arch) if target.is_hip else f"sm_{arch}"],
+        "is_bf16_supported()": target.is_hip or int(arch) >= 80,
         "get_device_properties().name": device_name(backend, arch),
         "get_device_properties().major": major,
         "get_device_properties().minor": minor,
         "get_device_properties().warp_size": warp_size,
-        **({"get_device_properties().gcnArchName": str(arch)} if backend == "hip" else {}),
+        **({"get_device_properties().gcnArchName": str(arch)} if target.is_hip else {}),
     }
 
 

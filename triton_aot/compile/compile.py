@@ -24,7 +24,6 @@ from triton_aot.core import abi, cli, targets
 from triton_aot.core.atomic_write import write_atomic
 from triton_aot.core.build_terms import in_build_terms
 from triton_aot.core.errors import UserError, flag_error
-from triton_aot.core.signature import is_tensordesc
 
 if TYPE_CHECKING:
     from triton_aot.compile.triton_adapter import CompiledVariant
@@ -243,7 +242,7 @@ class _Request:
     kernel (those come first, so that a wrong flag is reported fast)."""
 
     args: ToolArgs
-    target: object  # triton_adapter.ParsedTarget
+    target: Target
     opts: object  # triton_adapter.CompileOptions
     algo_targets: tuple | None
     entries: tuple
@@ -268,7 +267,7 @@ def _check_request(args: ToolArgs) -> _Request:
                           args.launch_cooperative_grid, args.launch_pdl, args.maxnreg)
     check_options(opts, target)
     _check_backend_flags(args, target)
-    if args.reset_to_zero and not targets.backend(target).reset_to_zero:
+    if args.reset_to_zero and not target.row.reset_to_zero:
         # The HIP launcher has no memset path yet (and the fake HIP runtime no memset records to
         # test one against): refused rather than silently not zeroed.
         raise flag_error("reset_to_zero", f"is CUDA only for now (target {target})",
@@ -316,7 +315,7 @@ def _compile(request: _Request) -> tuple["_WithRecord", object]:
         grid = parse_grid(args.grid, sig, launch_args)
         reset_to_zero = parse_reset_to_zero(args.reset_to_zero, sig, launch_args,
                                             args.algo_index)
-        if grid.device_attrs and not targets.backend(target).grid_device_attrs:
+        if grid.device_attrs and not target.row.grid_device_attrs:
             raise flag_error("grid", f"{', '.join(grid.device_attrs)} is not supported for hip "
                              f"targets yet (target {target})", "write the grid without it")
         compiled = compile_kernel(kernel, sig, target, opts,
@@ -342,7 +341,7 @@ class _WithRecord:
 def _output_files(args: ToolArgs, result: _WithRecord, kernel) -> dict[str, bytes]:
     """The bytes of every output flag, by flag name."""
     compiled, record = result.compiled, result.record
-    backend = targets.backend(record.target)
+    backend = record.target.row
     files: dict[str, bytes] = {}
     if {"out_c", "out_h"} & set(args.outputs):
         if not backend.standalone_c:
@@ -397,8 +396,8 @@ def check_hsaco(record: VariantRecord, image: bytes) -> None:
 
 def _check_tensordesc_target(sig, target, flag: str = "target") -> None:
     """Host tensor descriptors are launched through TMA, which sm_90 introduced."""
-    descs = [a.name for a in sig.args if is_tensordesc(a.type)]
-    if descs and not targets.has_tma(target):
+    descs = [a.name for a in sig.args if a.type.is_tensordesc]
+    if descs and not target.has_tma:
         newer = f"cuda:{targets.TMA_FROM} or newer"
         whom = f"build the library for {newer} only" if flag == "library_targets" \
             else f"compile it for {newer}"
@@ -408,8 +407,8 @@ def _check_tensordesc_target(sig, target, flag: str = "target") -> None:
                          f"{whom} (or pass plain pointers)")
 
 
-def _algo_targets(text: str, target, parse_target) -> tuple[str, ...] | None:
-    """--algo_targets: canonical target spellings, which must include --target."""
+def _algo_targets(text: str, target, parse_target) -> tuple[Target, ...] | None:
+    """--algo_targets: the targets, which must include --target."""
     if not text.strip():
         return None
     parsed = []
@@ -419,11 +418,12 @@ def _algo_targets(text: str, target, parse_target) -> tuple[str, ...] | None:
         except UserError as e:
             raise flag_error("algo_targets", f"entry {entry.strip()!r}: {e.message}",
                              "list targets like cuda:90, separated by commas") from None
-        if str(t) in parsed:
+        if t in parsed:
             raise flag_error("algo_targets", f"{t} is listed twice", "list each target once")
-        parsed.append(str(t))
-    if str(target) not in parsed:
-        raise flag_error("algo_targets", f"--target {target} is not one of {', '.join(parsed)}",
+        parsed.append(t)
+    if target not in parsed:
+        raise flag_error("algo_targets", f"--target {target} is not one of "
+                         f"{', '.join(map(str, parsed))}",
                          "compile a restricted algo only for the targets it lists")
     return tuple(parsed)
 
@@ -460,7 +460,7 @@ def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature"
     for a in sig.args:
         if a.is_constexpr:
             arg_records.append(Arg(a.name, "constexpr", None, a.value.value, a.value.repr))
-        elif is_tensordesc(a.type):
+        elif a.type.is_tensordesc:
             arg_records.append(Arg(a.name, a.type, None, tma=next(tma)))
         else:
             arg_records.append(Arg(a.name, a.type, a.hint))
@@ -468,7 +468,7 @@ def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature"
         symbol=args.symbol,
         kernel_name=compiled.entry_name,
         kernel_file=kernel_file,
-        target=Target(target.backend, target.arch, target.warp_size),
+        target=target,
         algo_index=args.algo_index,
         specialization_index=args.specialization_index,
         args=tuple(arg_records),
@@ -481,7 +481,7 @@ def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature"
         grid=grid.source,
         grid_c=grid.c,
         triton_version=compiled.triton_version,
-        cubin_file=_relative_to_record(args, f"out_{targets.backend(target).image}"),
+        cubin_file=_relative_to_record(args, f"out_{target.row.image}"),
         cubin_sha256=hashlib.sha256(compiled.cubin).hexdigest(),
         cubin_size=len(compiled.cubin),
         ptx_file=_relative_to_record(args, "out_ptx") if args.embed_ptx else None,

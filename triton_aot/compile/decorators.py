@@ -317,8 +317,8 @@ def heuristic_args(sig: BoundSignature, options: Mapping[str, Any]) -> dict[str,
                 args[a.name] = python_value(a.value)
         elif a.hint == 1:
             args[a.name] = 1
-        elif a.type.startswith("*"):
-            args[a.name] = PointerValue(a.name, a.type.lstrip("*").removeprefix("k"), a.hint)
+        elif a.type.is_pointer:
+            args[a.name] = PointerValue(a.name, a.type.elem, a.hint)
         elif a.type in ("fp16", "bf16", "fp32", "fp64"):
             args[a.name] = RuntimeValue(a.name, None)
         else:

@@ -53,8 +53,7 @@ def kernarg_bytes(types) -> int:
     """Size of the kernarg segment the launcher's argument list fills: each argument at its
     natural alignment (pointers 8 bytes), then the two scratch pointers Triton appends."""
     off = 0
-    for ty in list(types) + ["*scratch", "*scratch"]:
-        size = 8 if ty.startswith("*") else _SIZES[ty]
+    for size in [8 if ty.is_pointer else _SIZES[ty] for ty in types] + [8, 8]:
         off = (off + size - 1) // size * size + size
     return off
 

@@ -30,8 +30,10 @@ from typing import Any, Iterator
 
 from triton_aot.compile.disasm import disassemble
 from triton_aot.compile.kernel_loader import LoadedKernel
-from triton_aot.contract.variant import MAXNREG_MAX, MAXNREG_MIN, Target, TmaInfo
+from triton_aot.contract.variant import MAXNREG_MAX, MAXNREG_MIN, TmaInfo
 from triton_aot.core import launch_options, targets
+from triton_aot.core import target as target_grammar
+from triton_aot.core.target import Target, hip_warp_size  # noqa: F401 (the compile stage's)
 from triton_aot.core.binding import BoundSignature
 from triton_aot.core.errors import UserError, flag_error
 from triton_aot.core.signature import ConstValue
@@ -59,66 +61,9 @@ def supported_archs(version: str | None = None) -> frozenset:
     return targets.cuda_archs(version or installed_triton_version())
 
 
-_TARGET = re.compile(r"cuda:([0-9]{2,3})(?::(32))?\Z")
-_HIP_TARGET = re.compile(r"hip:(gfx[0-9a-f]+)(?::(32|64))?\Z")
-
-
-def hip_warp_size(arch: str) -> int:
-    """The wavefront size Triton compiles for: 64 on gfx9 (CDNA), 32 on gfx10 and newer (RDNA),
-    as triton/backends/amd/compiler.py's HIPOptions sets it whatever GPUTarget says."""
-    return 32 if int(arch[3:-2]) >= 10 else 64
-
-
-def parse_hip_target(text: str) -> Target:
-    """`hip:gfx942` (upstream's `hip:gfx942:64` also accepted when the warp size agrees)."""
-    match = _HIP_TARGET.match(text)
-    if not match:
-        raise flag_error("target", f"{text!r} is not an AMD target",
-                         "write hip:gfxNNN, e.g. hip:gfx90a or hip:gfx942")
-    arch = match.group(1)
-    if arch not in SUPPORTED_HIP_ARCHS:
-        raise flag_error("target", f"{text!r}: not an AMD arch rules_triton compiles for",
-                         "use one of " + ", ".join(f"hip:{a}" for a in sorted(SUPPORTED_HIP_ARCHS)))
-    warp = hip_warp_size(arch)
-    if match.group(2) and int(match.group(2)) != warp:
-        raise flag_error("target", f"{text!r}: Triton compiles {arch} for a wavefront of {warp}",
-                         f"write hip:{arch}")
-    return Target("hip", arch, warp)
-
-
 def parse_target(text: str) -> Target:
-    """`cuda:80`, `cuda:90` (upstream's `cuda:90:32` also accepted), `hip:gfx942`."""
-    text = (text or "").strip()
-    if text.startswith("hip:"):
-        return parse_hip_target(text)
-    if re.fullmatch(r"cuda:[0-9]{2,3}a(:32)?", text):
-        plain = re.sub(r"([0-9])a", r"\1", text)
-        raise flag_error("target", f"{text!r}: Triton always compiles arch 90 and newer for the "
-                         "arch-specific 'a' variant (sm_90a) by itself", f"write {plain}")
-    match = _TARGET.match(text)
-    if not match:
-        raise flag_error("target", f"{text!r} is not a CUDA target",
-                         "write cuda:SM, e.g. cuda:80 or cuda:90, or hip:gfxNNN, e.g. hip:gfx942")
-    arch = int(match.group(1))
-    if arch < targets.CUDA_ARCHS[0]:
-        raise flag_error("target", f"{text!r}: no supported triton compiles for "
-                         f"{targets.arch_name(arch)}; the oldest is "
-                         f"{targets.arch_name(targets.CUDA_ARCHS[0])}",
-                         f"use cuda:{targets.CUDA_ARCHS[0]} or newer, e.g. cuda:80")
-    archs = supported_archs()
-    if arch not in archs:
-        raise flag_error("target", f"{text!r}: the ptxas of triton {installed_triton_version()} "
-                         f"cannot compile for sm_{arch}", "use one of " +
-                         ", ".join(f"cuda:{a}" for a in sorted(archs)) +
-                         _other_versions_for(arch))
-    return Target("cuda", arch, 32)
-
-
-def _other_versions_for(arch: int) -> str:
-    versions = targets.versions_for(arch)
-    if not versions:
-        return f" (no supported triton compiles for sm_{arch})"
-    return f" (triton {', '.join(versions)} compiles for sm_{arch})"
+    """`--target` (core/target.py's grammar), for the installed triton's archs."""
+    return target_grammar.parse(text, installed_triton_version())
 
 
 @dataclass(frozen=True)
@@ -143,7 +88,7 @@ def check_options(opts: CompileOptions, target: Target) -> None:
     if opts.maxnreg is not None and not MAXNREG_MIN <= opts.maxnreg <= MAXNREG_MAX:
         raise flag_error("maxnreg", f"{opts.maxnreg} is not a register count from {MAXNREG_MIN} "
                          f"to {MAXNREG_MAX}", "use e.g. 128 or 168")
-    if target.backend != "cuda":
+    if not target.row.cuda_launch_options:
         # the options the table marks CUDA only, when set to anything but their default
         for o in launch_options.OPTIONS:
             if o.cuda_only and getattr(opts, o.name) != o.default:
@@ -247,7 +192,7 @@ def triton_inputs(sig: BoundSignature) -> tuple[dict, dict, dict]:
             signature[a.name] = "constexpr"
             constexprs[a.name] = 1
         else:
-            signature[a.name] = a.type
+            signature[a.name] = str(a.type)  # triton takes the plain spelling
             if a.hint == 16:
                 attrs[(a.index, )] = [["tt.divisibility", 16]]
     return signature, constexprs, attrs
@@ -296,23 +241,8 @@ def _ast_num_for_code_generator() -> Iterator[None]:
         code_generator.ast = their_ast
 
 
-def compile_kernel(kernel: LoadedKernel, sig: BoundSignature, target: Target,
-                   opts: CompileOptions, want_sass: bool = False) -> CompiledVariant:
-    """Must run inside hermetic_env() (and inside load_kernel())."""
-    import triton
-    check_triton_version(triton.__version__)
-    from triton import knobs
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler.compiler import ASTSource, make_backend
-
-    gpu_target = GPUTarget(target.backend, target.arch, target.warp_size)
-    signature, constexprs, attrs = triton_inputs(sig)
-    source_cls = ASTSource
-    if getattr(kernel.fn, "is_gluon", lambda: False)():
-        from triton.experimental.gluon._runtime import GluonASTSource
-        source_cls = GluonASTSource  # @gluon.jit kernels start at TTGIR (no TTIR stage)
-    src = source_cls(kernel.fn, signature, constexprs, attrs)
-    backend = make_backend(gpu_target)
+def _backend_options(backend, opts: CompileOptions, target: Target, version: str):
+    """The backend's options object for `opts`, every default fixed (none from the environment)."""
     # CUDAOptions.maxnreg: the PTX .maxnreg directive (parse_options drops unknown keys, so a
     # triton without it is detected below)
     extra = {} if opts.maxnreg is None else {"maxnreg": opts.maxnreg}
@@ -332,8 +262,29 @@ def compile_kernel(kernel: LoadedKernel, sig: BoundSignature, target: Target,
     except (AssertionError, ValueError) as e:
         raise UserError(f"--num_warps/--num_stages/--num_ctas: triton rejects the options: {e}")
     if opts.maxnreg is not None and getattr(options, "maxnreg", None) != opts.maxnreg:
-        raise flag_error("maxnreg", f"triton {triton.__version__} has no maxnreg option for "
+        raise flag_error("maxnreg", f"triton {version} has no maxnreg option for "
                          f"{target}", "drop --maxnreg or use a triton that has it")
+    return options
+
+
+def compile_kernel(kernel: LoadedKernel, sig: BoundSignature, target: Target,
+                   opts: CompileOptions, want_sass: bool = False) -> CompiledVariant:
+    """Must run inside hermetic_env() (and inside load_kernel())."""
+    import triton
+    check_triton_version(triton.__version__)
+    from triton import knobs
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import ASTSource, make_backend
+
+    gpu_target = GPUTarget(target.backend, target.arch, target.warp_size)
+    signature, constexprs, attrs = triton_inputs(sig)
+    source_cls = ASTSource
+    if getattr(kernel.fn, "is_gluon", lambda: False)():
+        from triton.experimental.gluon._runtime import GluonASTSource
+        source_cls = GluonASTSource  # @gluon.jit kernels start at TTGIR (no TTIR stage)
+    src = source_cls(kernel.fn, signature, constexprs, attrs)
+    backend = make_backend(gpu_target)
+    options = _backend_options(backend, opts, target, triton.__version__)
 
     # triton 3.5 has no instrumentation_mode knob (added in 3.6)
     has_mode = hasattr(knobs.compilation, "instrumentation_mode")
@@ -403,10 +354,10 @@ def tma_infos(meta: Any, sig: BoundSignature, target: Target) -> tuple[TmaInfo, 
     - 3.9's TensorDescriptor(round_f32_to_tf32=True) switches fp32 to TFLOAT32 at launch; the
       C API has no such flag (TensorDescriptor's default, False, is what is encoded).
     """
-    descs = [a for a in sig.args if not a.is_constexpr and a.type.startswith("tensordesc")]
+    descs = [a for a in sig.args if a.type.is_tensordesc]
     if not descs:
         return ()
-    if not targets.has_tma(target) or not meta or len(meta) != len(descs):
+    if not target.has_tma or not meta or len(meta) != len(descs):
         raise UserError(f"internal error: triton lowered {len(meta or ())} of the {len(descs)} "
                         f"tensor descriptor(s) to TMA for {target}; rules_triton launches host "
                         "descriptors through TMA only (cuda:90 or newer)")

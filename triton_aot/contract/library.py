@@ -1,29 +1,31 @@
-"""The library description (format rules_triton.library.v1): what the link step built, for the
+"""The library description (format rules_triton.library.v2): what the link step built, for the
 stages after it. The torch-op generator and the tuner read a library through this one record,
 never through its header's text, its symbol names or its variant records.
 
     {
-      "format": "rules_triton.library.v1",
+      "format": "rules_triton.library.v2",
       "name": "matmul",                      # the C API prefix (c_name)
       "header": "matmul.h",                  # basename of the public header
       "backend": "cuda",                     # or "hip"
       "functions": [                         # the launching C API, in the header's order
         {"name": "matmul", "entry": "algo", "params": [
            {"name": "stream", "c_type": "CUstream", "kernel_param": null, "type": null},
-           {"name": "a_ptr", "c_type": "CUdeviceptr", "kernel_param": "a_ptr", "type": "*fp16"},
+           {"name": "a_ptr", "c_type": "CUdeviceptr", "kernel_param": "a_ptr",
+            "type": {"kind": "pointer", "elem": "fp16", "const": false}},
            ..., {"name": "algo_id", "c_type": "int", "kernel_param": null, "type": null}]},
         {"name": "matmul_default", "entry": "default", ...}, {"name": "matmul_auto", ...}],
       "algos": [{"index": 0, "info": "BLOCK_M=128 ... num_warps=8", "fingerprint": "3f1c..."}],
       "specializations": [[["a_ptr", 16], ["M", 16]], []],   # hint patterns, by index
       "variants": [{"symbol": "matmul_a0_s0_sm90", "algo": 0, "specialization": 0,
-                    "target": "cuda:90"}, ...],
+                    "target": {"backend": "cuda", "arch": 90, "warp_size": 32}}, ...],
       "tuning": {"key": ["M", "N", "K"], "default_algo": 0, "label": "//kernels:matmul",
                  "table": "kernels/matmul.tuning.json"}            # or null: no NAME_auto
     }
 
 A parameter's `name` is its C name in the header (abi.c_param_name: `trt_` + a name C cannot
 take), `kernel_param` the kernel parameter it carries (several C values for a tensor
-descriptor), `type` that parameter's signature type. `entry` says which function it is: "algo"
+descriptor), `type` that parameter's signature type (core/arg_type.py's JSON form; a variant's
+`target` is core/target.py's). `entry` says which function it is: "algo"
 (NAME(stream, args..., algo_id)), "default" (NAME_default) or "auto" (NAME_auto, the tuned
 dispatch). The link tool writes it (`--out_library`); `read_library` is its one reader.
 """
@@ -35,9 +37,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from triton_aot.core.arg_type import ArgType
 from triton_aot.core.errors import UserError
+from triton_aot.core import target as target_grammar
+from triton_aot.core.signature import parse_type
+from triton_aot.core.target import Target
 
-FORMAT = "rules_triton.library.v1"
+FORMAT = "rules_triton.library.v2"
 ENTRIES = ("algo", "default", "auto")
 BACKENDS = ("cuda", "hip")
 
@@ -53,7 +59,11 @@ class Param:
     name: str  # its C name in the header
     c_type: str  # "CUstream", "CUdeviceptr", "int32_t", "int", ...
     kernel_param: str | None  # the kernel parameter it carries; None: the stream or algo_id
-    type: str | None  # that kernel parameter's signature type ("*fp16", "i32", "tensordesc<...>")
+    type: ArgType | None  # that kernel parameter's signature type ("*fp16", "tensordesc<...>")
+
+    def __post_init__(self):
+        if self.type is not None:  # a type given as text (a hand-built library) is parsed once
+            object.__setattr__(self, "type", parse_type(self.type, f"parameter {self.name!r}"))
 
 
 @dataclass(frozen=True)
@@ -77,7 +87,11 @@ class Variant:
     symbol: str
     algo: int
     specialization: int  # index into Library.specializations
-    target: str  # "cuda:90", "hip:gfx942"
+    target: Target
+
+    def __post_init__(self):
+        if not isinstance(self.target, Target):  # a hand-built library's "cuda:90"
+            object.__setattr__(self, "target", target_grammar.parse(self.target))
 
 
 @dataclass(frozen=True)
@@ -110,6 +124,9 @@ class Library:
 
     def to_json(self) -> str:
         data = {"format": FORMAT, **asdict(self)}
+        for f, function in zip(data["functions"], self.functions):
+            for p, param in zip(f["params"], function.params):
+                p["type"] = param.type.to_json() if param.type is not None else None
         return json.dumps(data, indent=1, sort_keys=False) + "\n"
 
 
@@ -145,6 +162,22 @@ def _str(v: Any, what: str, optional: bool = False) -> str | None:
     return v
 
 
+def _type(v: Any) -> ArgType | None:
+    if v is None:
+        return None
+    try:
+        return ArgType.from_json(v, "parameter type")
+    except UserError as e:
+        raise ValueError(str(e)) from None
+
+
+def _target(v: Any) -> Target:
+    try:
+        return Target.from_dict(v)
+    except UserError as e:
+        raise ValueError(str(e)) from None
+
+
 def _from_dict(d: dict) -> Library:
     if d["backend"] not in BACKENDS:
         raise ValueError(f"backend {d['backend']!r} is not one of {', '.join(BACKENDS)}")
@@ -154,7 +187,7 @@ def _from_dict(d: dict) -> Library:
             raise ValueError(f"function entry {f['entry']!r} is not one of {', '.join(ENTRIES)}")
         params = tuple(Param(_str(p["name"], "parameter name"), _str(p["c_type"], "c_type"),
                              _str(p["kernel_param"], "kernel_param", True),
-                             _str(p["type"], "type", True)) for p in f["params"])
+                             _type(p["type"])) for p in f["params"])
         functions.append(Function(_str(f["name"], "function name"), f["entry"], params))
     algos = tuple(Algo(_int(a["index"], "algo index"), _str(a["info"], "algo info"),
                        _str(a["fingerprint"], "fingerprint")) for a in d["algos"])
@@ -168,7 +201,7 @@ def _from_dict(d: dict) -> Library:
             raise ValueError(f"hint pattern {pattern!r} has a hint other than 1 or 16")
     variants = tuple(Variant(_str(v["symbol"], "symbol"), _int(v["algo"], "variant algo"),
                              _int(v["specialization"], "specialization"),
-                             _str(v["target"], "target")) for v in d["variants"])
+                             _target(v["target"])) for v in d["variants"])
     for v in variants:
         if v.algo >= len(algos) or v.specialization >= len(specializations):
             raise ValueError(f"variant {v.symbol} names algo {v.algo} or specialization "

@@ -14,11 +14,12 @@ import json
 import re
 from typing import Any
 
-from triton_aot.contract.variant import (FORMAT, HIP_ARCH, MAXNREG_MAX, MAXNREG_MIN, TMA_DATA_TYPES,
+from triton_aot.contract.variant import (FORMAT, MAXNREG_MAX, MAXNREG_MIN, TMA_DATA_TYPES,
                                          TMA_ELEM_SIZES, TMA_MAX_BOX, TMA_SWIZZLES, Arg, AutotuneRecord,
                                          LaunchConfig, RecordError, ResetRegion, Target, TmaInfo,
                                          VariantRecord)
-from triton_aot.core import abi, c_syntax, launch_options, signature, targets
+from triton_aot.core import abi, c_syntax, launch_options
+from triton_aot.core.arg_type import ArgType
 from triton_aot.core.errors import UserError
 from triton_aot.core.reset_to_zero import COUNTS_TEXT, EXTENT_COUNTS
 from triton_aot.core.triton_types import INT_TYPES
@@ -83,22 +84,28 @@ def _opt_str(d: dict, key: str) -> str | None:
     return value
 
 
+def _type(name: str, a: dict) -> ArgType:
+    """The argument's structured type (ArgType.to_json's form)."""
+    try:
+        return ArgType.from_json(a.get("type"), f"argument {name!r}")
+    except UserError as e:
+        raise RecordError(str(e)) from None
+
+
 def _arg(i: int, a: Any) -> Arg:
     if not isinstance(a, dict) or not isinstance(a.get("name"), str):
         raise RecordError(f"malformed variant metadata: args[{i}] is not an object with a "
                           "string 'name'")
     name = a["name"]
-    if a.get("constexpr"):
+    ty = _type(name, a)
+    if ty.is_constexpr:
         # constexprs never become C names (only comments and info strings): any name is fine
         value = a.get("value")
         if not isinstance(value, (int, float, bool, str, type(None))):
             raise RecordError(f"argument {name!r}: constexpr value {value!r} is not a JSON scalar")
-        return Arg(name, "constexpr", None, value, str(a.get("value_repr", value)))
-    ty = a.get("type")
-    if not isinstance(ty, str):
-        raise RecordError(f"malformed variant metadata: args[{i}] ({name}) has no string 'type'")
+        return Arg(name, ty, None, value, str(a.get("value_repr", value)))
     abi.c_param_name(name)
-    if signature.is_tensordesc(ty):
+    if ty.is_tensordesc:
         return _tensordesc_arg(name, ty, a)
     if "tma" in a:
         raise RecordError(f"argument {name!r}: only tensor descriptors have 'tma'")
@@ -111,20 +118,14 @@ def _arg(i: int, a: Any) -> Arg:
                           f"type {ctype!r} for {ty}")
     hint = a.get("hint")
     if hint is not None:
-        if not ((hint == 16 and (ty.startswith("*") or ty in INT_TYPES)) or
+        if not ((hint == 16 and (ty.is_pointer or ty in INT_TYPES)) or
                 (hint == 1 and ty in INT_TYPES)) or isinstance(hint, bool):
             raise RecordError(f"argument {name!r}: hint {hint!r} is not valid for type {ty} "
                               "(pointers take :16, integers :16 or :1)")
     return Arg(name, ty, hint)
 
 
-def _tensordesc_arg(name: str, ty: str, a: dict) -> Arg:
-    try:
-        desc = signature.parse_tensordesc(ty, f"argument {name!r}")
-    except UserError as e:
-        raise RecordError(str(e)) from None
-    if ty != desc.spelling:
-        raise RecordError(f"argument {name!r}: type {ty!r} is not the canonical {desc.spelling!r}")
+def _tensordesc_arg(name: str, ty: ArgType, a: dict) -> Arg:
     if a.get("hint") is not None or "ctype" in a:
         raise RecordError(f"argument {name!r}: a tensor descriptor has no hint and no ctype")
     t = a.get("tma")
@@ -139,10 +140,10 @@ def _tensordesc_arg(name: str, ty: str, a: dict) -> Arg:
             or t["swizzle"] not in TMA_SWIZZLES):
         raise RecordError(f"argument {name!r}: tma {t!r} is not a TMA encoding "
                           "(data_type 0-15, elem_size 1/2/4/8, swizzle 0-3)")
-    if (not isinstance(box, list) or len(box) != desc.rank
-            or not all(1 <= b <= TMA_MAX_BOX and b <= blk for b, blk in zip(box, desc.block))):
+    if (not isinstance(box, list) or len(box) != ty.rank
+            or not all(1 <= b <= TMA_MAX_BOX and b <= blk for b, blk in zip(box, ty.block))):
         raise RecordError(f"argument {name!r}: tma box {box!r} does not fit the block "
-                          f"{list(desc.block)} (one entry per dimension, 1 to {TMA_MAX_BOX})")
+                          f"{list(ty.block)} (one entry per dimension, 1 to {TMA_MAX_BOX})")
     return Arg(name, ty, None, tma=TmaInfo(t["data_type"], t["elem_size"], t["swizzle"],
                                            tuple(box)))
 
@@ -157,8 +158,9 @@ def _launch_args(value: Any, args: tuple[Arg, ...]) -> tuple[Arg, ...]:
         if not isinstance(a, dict) or not isinstance(a.get("name"), str) or set(a) - {
                 "name", "type", "ctype"}:
             raise RecordError(f"launch_args[{i}] is not an object with 'name', 'type', 'ctype'")
-        name, ty = a["name"], a.get("type")
+        name = a["name"]
         abi.c_param_name(name)
+        ty = _type(name, a)
         if ty not in INT_TYPES:
             raise RecordError(f"launch argument {name!r}: type {ty!r} is not an integer type")
         if a.get("ctype") not in (None, abi.c_type(ty).ctype):
@@ -178,7 +180,7 @@ def _reset_to_zero(value: Any, args: tuple[Arg, ...], target: Target) -> tuple[R
     evaluates it like the grid, but no device attribute is read for it)."""
     if not isinstance(value, list) or not value:
         raise RecordError(f"reset_to_zero {value!r} is not a non-empty list of regions")
-    if not targets.backend(target).reset_to_zero:
+    if not target.row.reset_to_zero:
         raise RecordError("reset_to_zero is CUDA only; a hip variant cannot have one")
     from triton_aot.core.grid import DEVICE_ATTRS
     order = [a.name for a in args]
@@ -223,9 +225,8 @@ def _autotune(value: Any) -> AutotuneRecord:
     return AutotuneRecord(tuple(value["key"]), config)
 
 
-def _from_dict(d: dict) -> VariantRecord:
-    symbol = abi.check_c_identifier(d["symbol"], "symbol")
-    kernel_name = abi.check_c_identifier(d["kernel_name"], "kernel_name")
+def _args(d: dict) -> tuple[Arg, ...]:
+    """The kernel's arguments: distinct names, and distinct C parameter names."""
     if not isinstance(d["args"], list):
         raise RecordError("malformed variant metadata: 'args' is not a list")
     args = tuple(_arg(i, a) for i, a in enumerate(d["args"]))
@@ -242,34 +243,36 @@ def _from_dict(d: dict) -> VariantRecord:
                                   "appears twice")
             abi.c_param_name(c_name)
             c_names.add(c_name)
-    t = d["target"]
-    if not isinstance(t, dict):
-        raise RecordError("malformed variant metadata: 'target' is not an object")
-    backend = t.get("backend")
-    arch = t.get("arch")
-    if backend == "cuda":
-        if isinstance(arch, bool) or not isinstance(arch, int) or arch < 10:
-            raise RecordError(f"target arch {arch!r} is not an SM number like 90")
-    elif backend == "hip":
-        if not isinstance(arch, str) or not HIP_ARCH.match(arch):
-            raise RecordError(f"target arch {arch!r} is not an AMD gfx name like 'gfx942'")
-    else:
-        raise RecordError(f"target backend {backend!r} is not supported (cuda or hip)")
-    target = Target(backend, arch, _int(t, "warp_size", 1))
-    if any(a.is_tensordesc for a in args) and not targets.has_tma(target):
+    return args
+
+
+def _target(value: Any) -> Target:
+    try:
+        return Target.from_dict(value)
+    except RecordError:
+        raise
+    except UserError as e:
+        raise RecordError(str(e)) from None
+
+
+def _check_target_fits(d: dict, args: tuple[Arg, ...], target: Target) -> None:
+    """What the variant has, the target must have (the targets table's row)."""
+    if any(a.is_tensordesc for a in args) and not target.has_tma:
         raise RecordError(f"host tensor descriptors need TMA (cuda:90 or newer), not {target}")
-    if not targets.backend(target).embed_ptx and (d.get("ptx_embedded")
-                                                  or d.get("ptx_file") is not None):
+    if not target.row.embed_ptx and (d.get("ptx_embedded") or d.get("ptx_file") is not None):
         raise RecordError("a hip variant cannot embed PTX (ptx_embedded/ptx_file are CUDA only)")
-    algo_index = d.get("algo_index")
-    if algo_index is not None and (isinstance(algo_index, bool) or not isinstance(algo_index, int)
-                                   or algo_index < 0):
-        raise RecordError(f"algo_index {algo_index!r} is not an integer >= 0")
-    specialization_index = d.get("specialization_index")
-    if specialization_index is not None and (isinstance(specialization_index, bool)
-                                             or not isinstance(specialization_index, int)
-                                             or specialization_index < 0):
-        raise RecordError(f"specialization_index {specialization_index!r} is not an integer >= 0")
+
+
+def _index(d: dict, key: str) -> int | None:
+    value = d.get(key)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                              or value < 0):
+        raise RecordError(f"{key} {value!r} is not an integer >= 0")
+    return value
+
+
+def _grids(d: dict) -> tuple[tuple, tuple]:
+    """(grid, grid_c): three expressions each, grid_c's valid C."""
     grid_c = d["grid_c"]
     if not isinstance(grid_c, (list, tuple)) or len(grid_c) != 3:
         raise RecordError(f"grid_c must hold 3 C expressions, got {grid_c!r}")
@@ -278,30 +281,44 @@ def _from_dict(d: dict) -> VariantRecord:
     grid = d.get("grid", grid_c)
     if not isinstance(grid, (list, tuple)) or len(grid) != 3:
         raise RecordError(f"grid must hold 3 expressions, got {grid!r}")
-    launch_args = _launch_args(d.get("launch_args", []), args)
+    return tuple(str(g) for g in grid), tuple(grid_c)
+
+
+def _maxnreg(d: dict, target: Target) -> int | None:
     maxnreg = d.get("maxnreg")
     if maxnreg is not None and (isinstance(maxnreg, bool) or not isinstance(maxnreg, int)
                                 or not MAXNREG_MIN <= maxnreg <= MAXNREG_MAX):
         raise RecordError(f"maxnreg {maxnreg!r} is not an integer from {MAXNREG_MIN} to "
                           f"{MAXNREG_MAX}")
     if (maxnreg is not None and launch_options.BY_NAME["maxnreg"].cuda_only
-            and target.backend != "cuda"):
+            and not target.row.cuda_launch_options):
         raise RecordError("maxnreg is CUDA only; a hip variant cannot have one")
+    return maxnreg
+
+
+def _algo_targets(d: dict, target: Target) -> tuple[Target, ...] | None:
+    """The targets the variant's algo is restricted to (Target JSON each), its own among them."""
     algo_targets = d.get("algo_targets")
-    if algo_targets is not None:
-        if (not isinstance(algo_targets, list) or not algo_targets
-                or not all(isinstance(t, str) for t in algo_targets)
-                or len(set(algo_targets)) != len(algo_targets)):
-            raise RecordError(f"algo_targets {algo_targets!r} is not a list of distinct targets")
-        for t in algo_targets:
-            b, _, a = t.partition(":")
-            if not ((b == "cuda" and a.isdigit()) or (b == "hip" and HIP_ARCH.match(a))):
-                raise RecordError(f"algo_targets entry {t!r} is not a target like 'cuda:90'")
-        if str(target) not in algo_targets:
-            raise RecordError(f"algo_targets {algo_targets!r} does not include the record's own "
-                              f"target {target}")
-        algo_targets = tuple(algo_targets)
-    autotune = _autotune(d["autotune"]) if "autotune" in d else None
+    if algo_targets is None:
+        return None
+    if not isinstance(algo_targets, list) or not algo_targets:
+        raise RecordError(f"algo_targets {algo_targets!r} is not a list of distinct targets")
+    parsed = []
+    for t in algo_targets:
+        try:
+            parsed.append(Target.from_dict(t))
+        except UserError:
+            raise RecordError(f"algo_targets entry {t!r} is not a target like "
+                              "{'backend': 'cuda', 'arch': 90, 'warp_size': 32}") from None
+    if len(set(parsed)) != len(parsed):
+        raise RecordError(f"algo_targets {algo_targets!r} is not a list of distinct targets")
+    if target not in parsed:
+        raise RecordError(f"algo_targets {', '.join(map(str, parsed))} does not include the "
+                          f"record's own target {target}")
+    return tuple(parsed)
+
+
+def _heuristics(d: dict, args: tuple[Arg, ...]) -> tuple[str, ...]:
     heuristics = d.get("heuristics", [])
     names = {a.name for a in args if a.is_constexpr} | {"num_warps", "num_stages", "num_ctas",
                                                          "maxnreg"}
@@ -309,20 +326,32 @@ def _from_dict(d: dict) -> VariantRecord:
             or len(set(heuristics)) != len(heuristics) or set(heuristics) - names):
         raise RecordError(f"heuristics {heuristics!r} is not a list of distinct constexpr or "
                           "launch option names of the variant")
-    algo_launch = None
-    if "algo_launch" in d:
-        a = d["algo_launch"]
-        if not isinstance(a, dict) or set(a) != {"num_warps", "num_stages", "num_ctas",
-                                                 "maxnreg"}:
-            raise RecordError(f"algo_launch {a!r} is not an object with num_warps, num_stages, "
-                              "num_ctas and maxnreg")
-        m = a["maxnreg"]
-        if m is not None and (isinstance(m, bool) or not isinstance(m, int)):
-            raise RecordError(f"algo_launch maxnreg {m!r} is not an integer or null")
-        algo_launch = LaunchConfig(_int(a, "num_warps", 1), _int(a, "num_stages", 0),
-                                   _int(a, "num_ctas", 1), _bool(d, "launch_cooperative_grid"),
-                                   _bool(d, "launch_pdl"), m)
-    ptx_embedded = _bool(d, "ptx_embedded")
+    return tuple(heuristics)
+
+
+def _algo_launch(d: dict) -> LaunchConfig | None:
+    if "algo_launch" not in d:
+        return None
+    a = d["algo_launch"]
+    if not isinstance(a, dict) or set(a) != {"num_warps", "num_stages", "num_ctas", "maxnreg"}:
+        raise RecordError(f"algo_launch {a!r} is not an object with num_warps, num_stages, "
+                          "num_ctas and maxnreg")
+    m = a["maxnreg"]
+    if m is not None and (isinstance(m, bool) or not isinstance(m, int)):
+        raise RecordError(f"algo_launch maxnreg {m!r} is not an integer or null")
+    return LaunchConfig(_int(a, "num_warps", 1), _int(a, "num_stages", 0),
+                        _int(a, "num_ctas", 1), _bool(d, "launch_cooperative_grid"),
+                        _bool(d, "launch_pdl"), m)
+
+
+def _from_dict(d: dict) -> VariantRecord:
+    symbol = abi.check_c_identifier(d["symbol"], "symbol")
+    kernel_name = abi.check_c_identifier(d["kernel_name"], "kernel_name")
+    args = _args(d)
+    target = _target(d["target"])
+    _check_target_fits(d, args, target)
+    grid, grid_c = _grids(d)
+    maxnreg = _maxnreg(d, target)
     constexprs = {a.name: a.value_repr for a in args if a.is_constexpr}
     if "constexprs" in d and d["constexprs"] != constexprs:
         raise RecordError(f"malformed variant metadata: 'constexprs' {d['constexprs']!r} "
@@ -332,8 +361,8 @@ def _from_dict(d: dict) -> VariantRecord:
         kernel_name=kernel_name,
         kernel_file=str(d.get("kernel_file", "?")),
         target=target,
-        algo_index=algo_index,
-        specialization_index=specialization_index,
+        algo_index=_index(d, "algo_index"),
+        specialization_index=_index(d, "specialization_index"),
         args=args,
         launch=LaunchConfig(_int(d, "num_warps", 1), _int(d, "num_stages", 0),
                             _int(d, "num_ctas", 1), _bool(d, "launch_cooperative_grid"),
@@ -341,20 +370,20 @@ def _from_dict(d: dict) -> VariantRecord:
         shared=_int(d, "shared"),
         global_scratch=(_int(d, "global_scratch_size"), _int(d, "global_scratch_align", 1)),
         profile_scratch=(_int(d, "profile_scratch_size"), _int(d, "profile_scratch_align", 1)),
-        grid=tuple(str(g) for g in grid),
-        grid_c=tuple(grid_c),
+        grid=grid,
+        grid_c=grid_c,
         triton_version=str(d.get("triton_version", "?")),
         cubin_file=_opt_str(d, "cubin_file"),
         cubin_sha256=str(d.get("cubin_sha256", "")),
         cubin_size=_int(d, "cubin_size") if "cubin_size" in d else 0,
         ptx_file=_opt_str(d, "ptx_file"),
-        ptx_embedded=ptx_embedded,
+        ptx_embedded=_bool(d, "ptx_embedded"),
         export_symbols=_bool(d, "export_symbols"),
-        launch_args=launch_args,
-        algo_targets=algo_targets,
-        autotune=autotune,
-        heuristics=tuple(heuristics),
-        algo_launch=algo_launch,
+        launch_args=_launch_args(d.get("launch_args", []), args),
+        algo_targets=_algo_targets(d, target),
+        autotune=_autotune(d["autotune"]) if "autotune" in d else None,
+        heuristics=_heuristics(d, args),
+        algo_launch=_algo_launch(d),
         reset_to_zero=(_reset_to_zero(d["reset_to_zero"], args, target)
                        if "reset_to_zero" in d else ()),
     )

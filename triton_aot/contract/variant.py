@@ -1,5 +1,5 @@
 """The variant record: what the compile tool knows about one compiled variant, and the only
-thing the link tool reads (`--out_json`, format rules_triton.variant.v2; docs/design.md).
+thing the link tool reads (`--out_json`, format rules_triton.variant.v3; docs/design.md).
 
 This module owns the record: its fields, its JSON form, and every view derived from it (C
 parameter lists, launcher arguments, hint conditions, target, algo identity and info). Reading it
@@ -14,47 +14,23 @@ named relative to the record's own folder.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any, Union
 
 from triton_aot.core import abi, signature
+from triton_aot.core.arg_type import CONSTEXPR, ArgType
 from triton_aot.core.errors import UserError
 from triton_aot.core.launch_options import MAXNREG_RANGE
 from triton_aot.core.reset_to_zero import Region
-from triton_aot.core.targets import arch_name
+# The target is core's typed value; the record carries it as JSON (Target.to_dict).
+from triton_aot.core.target import HIP_ARCH, Target  # noqa: F401 (read through here too)
 
-FORMAT = "rules_triton.variant.v2"
+FORMAT = "rules_triton.variant.v3"
 
 JsonValue = Union[int, float, bool, str, None]
 
 class RecordError(UserError):
     """A record the tools cannot use; the message names the field."""
-
-
-# AMD targets: gfx followed by the family/stepping hex digits (gfx90a, gfx942, gfx1100).
-HIP_ARCH = re.compile(r"gfx[0-9]{1,2}[0-9a-f]{2}\Z")
-
-
-@dataclass(frozen=True)
-class Target:
-    backend: str  # "cuda" or "hip"
-    arch: int | str  # cuda: SM number, 90 for sm_90; hip: the gfx name, "gfx942"
-    warp_size: int
-
-    @property
-    def name(self) -> str:
-        return arch_name(self.arch)
-
-    @property
-    def is_hip(self) -> bool:
-        return self.backend == "hip"
-
-    def __str__(self) -> str:  # the --target spelling
-        return f"{self.backend}:{self.arch}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"backend": self.backend, "arch": self.arch, "warp_size": self.warp_size}
 
 
 # cuTensorMapEncodeTiled's CUtensorMapSwizzle values (NONE, 32B, 64B, 128B) and the
@@ -88,27 +64,28 @@ class Arg:
     tensor descriptors (`tensordesc<fp16[64, 64]>`) their TMA encoding."""
 
     name: str
-    type: str  # canonical Triton type ("*fp16", "i32", "tensordesc<fp16[64, 64]>"), or "constexpr"
+    type: ArgType  # "*fp16", "i32", "tensordesc<fp16[64, 64]>", or CONSTEXPR
     hint: int | None = None  # 16, 1 or None
     value: JsonValue = None  # constexprs only
     value_repr: str | None = None  # constexprs only: canonical source spelling
     tma: TmaInfo | None = None  # tensor descriptors only
 
+    def __post_init__(self):
+        # a type given as text (a hand-built record) is parsed here, once
+        object.__setattr__(self, "type",
+                           signature.parse_type(self.type, f"argument {self.name!r}"))
+
     @property
     def is_constexpr(self) -> bool:
-        return self.type == "constexpr"
+        return self.type.is_constexpr
 
     @property
     def is_pointer(self) -> bool:
-        return self.type.startswith("*")
+        return self.type.is_pointer
 
     @property
     def is_tensordesc(self) -> bool:
-        return signature.is_tensordesc(self.type)
-
-    @property
-    def desc(self) -> "signature.TensorDescType":
-        return signature.parse_tensordesc(self.type, f"argument {self.name!r}")
+        return self.type.is_tensordesc
 
     @property
     def c_type(self) -> abi.CType:
@@ -120,20 +97,20 @@ class Arg:
         descriptor its base pointer, shape and strides (signature.tensordesc_c_names). The names
         are the kernel's; generated C spells them as c_parts.c_params does (abi.c_param_name)."""
         if self.is_tensordesc:
-            rank = self.desc.rank
+            rank = self.type.rank
             names = signature.tensordesc_c_names(self.name, rank)
             return tuple(zip(["CUdeviceptr"] + ["int64_t"] * (2 * rank), names))
         return ((self.c_type.ctype, self.name),)
 
     def to_dict(self) -> dict[str, Any]:
         if self.is_constexpr:
-            return {"name": self.name, "type": "constexpr", "value": self.value,
-                    "value_repr": self.value_repr, "constexpr": True}
+            return {"name": self.name, "type": CONSTEXPR.to_json(), "value": self.value,
+                    "value_repr": self.value_repr}
         if self.is_tensordesc:
-            return {"name": self.name, "type": self.type, "hint": None, "constexpr": False,
+            return {"name": self.name, "type": self.type.to_json(),
                     "tma": self.tma.to_dict() if self.tma else None}
-        return {"name": self.name, "type": self.type, "ctype": self.c_type.ctype,
-                "hint": self.hint, "constexpr": False}
+        return {"name": self.name, "type": self.type.to_json(), "ctype": self.c_type.ctype,
+                "hint": self.hint}
 
 
 # Register cap per thread (ptxas .maxnreg): the launch options table's range.
@@ -189,7 +166,7 @@ class VariantRecord:
     # integers the grid uses that the kernel does not take: C API parameters after the kernel's
     launch_args: tuple[Arg, ...] = ()
     # the targets this variant's algo is restricted to ("cuda:90", ...); None: every target
-    algo_targets: tuple[str, ...] | None = None
+    algo_targets: tuple[Target, ...] | None = None
     # the kernel's @triton.autotune (None: it has none)
     autotune: AutotuneRecord | None = None
     # what @triton.heuristics set in this variant (constexpr names, launch options): values of
@@ -263,7 +240,7 @@ class VariantRecord:
         """(name, type) per parameter: must agree across the variants of a library. A tensor
         descriptor counts by element type and rank: its block shape may differ per algo (a
         {CONSTEXPR} placeholder in the rule's signature) and its C API does not depend on it."""
-        return tuple((a.name, f"tensordesc<{a.desc.dtype}, rank {a.desc.rank}>"
+        return tuple((a.name, f"tensordesc<{a.type.elem}, rank {a.type.rank}>"
                       if a.is_tensordesc else a.type) for a in self.args)
 
     @property
@@ -315,7 +292,7 @@ class VariantRecord:
         if launch.maxnreg is not None:
             parts.append(f"maxnreg={launch.maxnreg}")
         if self.algo_targets is not None:
-            parts.append(f"targets={','.join(self.algo_targets)}")
+            parts.append(f"targets={','.join(map(str, self.algo_targets))}")
         if self.reset_to_zero:
             parts.append(f"reset_to_zero={';'.join(r.summary for r in self.reset_to_zero)}")
         return " ".join(parts)
@@ -363,12 +340,12 @@ class VariantRecord:
             d["export_symbols"] = True
         # optional keys, written only when used (records without them stay byte-identical)
         if self.launch_args:
-            d["launch_args"] = [{"name": a.name, "type": a.type, "ctype": a.c_type.ctype}
+            d["launch_args"] = [{"name": a.name, "type": a.type.to_json(), "ctype": a.c_type.ctype}
                                 for a in self.launch_args]
         if self.launch.maxnreg is not None:
             d["maxnreg"] = self.launch.maxnreg
         if self.algo_targets is not None:
-            d["algo_targets"] = list(self.algo_targets)
+            d["algo_targets"] = [t.to_dict() for t in self.algo_targets]
         if self.autotune is not None:
             d["autotune"] = self.autotune.to_dict()
         if self.heuristics:

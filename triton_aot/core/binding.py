@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Collection, Mapping, Sequence, Union
 
+from triton_aot.core.arg_type import CONSTEXPR, ArgType
 from triton_aot.core.errors import UserError
 from triton_aot.core.signature import (SCALAR_TYPES, ConstValue, NameEntry, SigEntry, TypedEntry,
-                                       ValueEntry, check_hint, is_tensordesc, parse_tensordesc,
-                                       tensordesc_c_names, type_list)
+                                       ValueEntry, check_hint, parse_type, tensordesc_c_names,
+                                       type_list)
 
 
 @dataclass(frozen=True)
@@ -31,13 +32,17 @@ class BoundArg:
 
     index: int
     name: str
-    type: str  # canonical type, or "constexpr"
+    type: ArgType  # CONSTEXPR for a constexpr
     hint: int | None = None
     value: ConstValue | None = None  # constexprs only
 
+    def __post_init__(self):
+        # a type given as text (a hand-built signature) is parsed here, once
+        object.__setattr__(self, "type", parse_type(self.type, f"parameter {self.name!r}"))
+
     @property
     def is_constexpr(self) -> bool:
-        return self.type == "constexpr"
+        return self.type.is_constexpr
 
     @property
     def is_one(self) -> bool:
@@ -168,7 +173,7 @@ def _bind_entries(entries: Sequence[SigEntry], params: Sequence[ParamInfo],
             if param.name in constexprs:
                 raise UserError(f"--constexprs: {param.name!r} is not tl.constexpr in "
                                 f"{kernel_name!r}; remove it from the algo's constexprs")
-            args.append(BoundArg(i, param.name, "constexpr", value=entry.value))
+            args.append(BoundArg(i, param.name, CONSTEXPR, value=entry.value))
             continue
         if isinstance(entry, TypedEntry):
             if param.is_constexpr:
@@ -219,7 +224,7 @@ def _bind_entries(entries: Sequence[SigEntry], params: Sequence[ParamInfo],
                 raise UserError(f"{where}: {param.name} has no value; pass "
                                 f"--constexprs={param.name}=VALUE")
             value = constexprs[param.name]
-        args.append(BoundArg(i, param.name, "constexpr", value=value))
+        args.append(BoundArg(i, param.name, CONSTEXPR, value=value))
     _check_tensordesc_names(args, kernel_name)
     return args
 
@@ -227,10 +232,10 @@ def _bind_entries(entries: Sequence[SigEntry], params: Sequence[ParamInfo],
 def _check_tensordesc_names(args: Sequence["BoundArg"], kernel_name: str) -> None:
     """A descriptor `d` becomes the C parameters d_base, d_shape0, ..., d_stride0, ...: none
     may be another parameter's name."""
-    taken = {a.name: a.name for a in args if not is_tensordesc(a.type)}
+    taken = {a.name: a.name for a in args if not a.type.is_tensordesc}
     for a in args:
-        if is_tensordesc(a.type):
-            for c_name in tensordesc_c_names(a.name, parse_tensordesc(a.type, a.name).rank):
+        if a.type.is_tensordesc:
+            for c_name in tensordesc_c_names(a.name, a.type.rank):
                 if c_name in taken:
                     raise UserError(f"kernel {kernel_name!r}: tensor descriptor {a.name!r} "
                                     f"becomes the C parameter {c_name!r}, which clashes "
@@ -238,10 +243,10 @@ def _check_tensordesc_names(args: Sequence["BoundArg"], kernel_name: str) -> Non
                 taken[c_name] = a.name
 
 
-def _check_annotation(type_: str, param: ParamInfo, where: str) -> None:
+def _check_annotation(type_: ArgType, param: ParamInfo, where: str) -> None:
     """A scalar annotation (`n: tl.int64`) fixes the type Triton uses; it must agree."""
     ann = param.annotation
-    if not ann or type_.startswith("*") or ann.startswith("*") or ann not in {
+    if not ann or type_.is_pointer or ann.startswith("*") or ann not in {
             _TRITON_SCALAR.get(t, t) for t in SCALAR_TYPES}:
         return
     if _TRITON_SCALAR.get(type_, type_) != ann:

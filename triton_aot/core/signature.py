@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Union
 
+from triton_aot.core.arg_type import CONSTEXPR, ArgType
 from triton_aot.core.errors import UserError
 # The type tables are triton_types.py's; parsers and callers read them through here too.
 from triton_aot.core.triton_types import (FP8_TYPES, INT_TYPES, SCALAR_TYPES,  # noqa: F401
@@ -117,6 +118,10 @@ class TensorDescType:
         """The canonical type: Triton's own spelling (what its JIT specialises to)."""
         return f"tensordesc<{self.dtype}[{', '.join(map(str, self.block))}]>"
 
+    @property
+    def arg_type(self) -> ArgType:
+        return ArgType.tensordesc(self.dtype, self.block)
+
 
 def is_tensordesc(type_: str) -> bool:
     return type_.startswith("tensordesc")
@@ -163,11 +168,11 @@ def parse_tensordesc(text: str, where: str) -> TensorDescType:
     return TensorDescType(dtype, block)
 
 
-def canonical_type(text: str) -> str | None:
-    """Canonical spelling of a kernel argument type, or None if `text` is not a type name."""
+def canonical_type(text: str) -> ArgType | None:
+    """A kernel argument type (its canonical spelling), or None if `text` is not a type name."""
     text = text.strip()
     if text.startswith("tensordesc"):
-        return parse_tensordesc(text, "type").spelling
+        return parse_tensordesc(text, "type").arg_type
     if text.startswith("*"):
         pointee = text[1:].strip()
         const = ""
@@ -176,12 +181,25 @@ def canonical_type(text: str) -> str | None:
             const, pointee = "k", pointee[1:]
         pointee = TYPE_ALIASES.get(pointee, pointee)
         if pointee in SCALAR_TYPES or pointee in FP8_TYPES:
-            return f"*{const}{pointee}"
+            return ArgType.pointer(pointee, const=bool(const))
         return None
     canon = TYPE_ALIASES.get(text, text)
     if canon in SCALAR_TYPES or canon in FP8_TYPES:
-        return canon
+        return ArgType.scalar(canon)
     return None
+
+
+def parse_type(text: str, where: str) -> ArgType:
+    """`text` as an ArgType: a canonical_type, or "constexpr"; a UserError naming `where` else.
+    For types given as text outside --signature (hand-built records and signatures)."""
+    if isinstance(text, ArgType):
+        return text
+    if text == "constexpr":
+        return CONSTEXPR
+    type_ = canonical_type(text)
+    if type_ is None:
+        raise UserError(f"{where}: unknown type {text!r}; use {type_list()}")
+    return type_
 
 
 def type_list() -> str:
@@ -214,7 +232,7 @@ def check_hint(type_: str, hint: int, where: str) -> None:
 class TypedEntry:
     """A runtime argument: `i32`, `*fp16:16`, ..."""
 
-    type: str
+    type: ArgType
     hint: int | None
 
 
@@ -278,7 +296,7 @@ def _parse_entry(text: str, where: str) -> SigEntry:
     if text.startswith("tensordesc"):
         if re.search(r">\s*:", text):  # `tensordesc<...>:16`
             check_hint(parse_tensordesc(text.rpartition(":")[0], where).spelling, 16, where)
-        return TypedEntry(parse_tensordesc(text, where).spelling, None)
+        return TypedEntry(parse_tensordesc(text, where).arg_type, None)
     if ":" in text:
         type_text, _, hint_text = text.partition(":")
         type_ = canonical_type(type_text)

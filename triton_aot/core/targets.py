@@ -78,31 +78,29 @@ class Backend:
     grid_device_attrs: bool  # device attributes (NUM_SMS, ...) in grid expressions
     tuned_dispatch: bool  # NAME_auto and its tuning table
     standalone_c: bool  # the compile tool's own C for one variant (--out_c, --out_h)
+    cuda_launch_options: bool  # the launch options the launch options table marks CUDA only
+    ir_groups: tuple  # the IR output groups each compile writes (the image's among them)
+    symbol_arch: str  # how a variant's symbol names the arch ({} is the arch): sm90, gfx942
+    arch_is_sm: bool  # archs are SM numbers, compared with the tables' minimum SMs
 
 
 BACKENDS = {
     "cuda": Backend("cuda", image="cubin", outputs=("out_ptx", "out_sass"), embed_ptx=True,
                     reset_to_zero=True, grid_device_attrs=True, tuned_dispatch=True,
-                    standalone_c=True),
+                    standalone_c=True, cuda_launch_options=True,
+                    ir_groups=("ptx", "ttir", "ttgir", "llir", "cubin"), symbol_arch="sm{}",
+                    arch_is_sm=True),
     "hip": Backend("hip", image="hsaco", outputs=("out_amdgcn",), embed_ptx=False,
                    reset_to_zero=False, grid_device_attrs=False, tuned_dispatch=False,
-                   standalone_c=False),
+                   standalone_c=False, cuda_launch_options=False,
+                   ir_groups=("ttir", "ttgir", "llir", "amdgcn", "hsaco"), symbol_arch="{}",
+                   arch_is_sm=False),
 }
-
-
-def backend(target) -> Backend:
-    """The row of `target`'s backend (a variant.Target, or anything with .backend)."""
-    return BACKENDS[target.backend]
-
-
-def has_tma(target) -> bool:
-    """Whether `target` launches host tensor descriptors (TMA): cuda:90 and newer."""
-    return target.backend == "cuda" and target.arch >= TMA_FROM
 
 
 def backend_only_flags(target) -> tuple:
     """The compile tool's flags that only the other backends have: an error for `target`."""
-    mine = backend(target)
+    mine = target.row
     return tuple(flag for b in BACKENDS.values() if b is not mine
                  for flag in (f"out_{b.image}", *b.outputs, *(("embed_ptx",) if b.embed_ptx
                                                               and not mine.embed_ptx else ())))

@@ -438,8 +438,7 @@ def describe(plan: LibraryPlan, specialization_of: dict[str, int],
             for v in per_target:
                 spec = specialization_of[v.record.symbol]
                 patterns.setdefault(spec, hint_patterns.of_record(v.record))
-                variants.append(library.Variant(v.record.symbol, index, spec,
-                                                str(v.record.target)))
+                variants.append(library.Variant(v.record.symbol, index, spec, v.record.target))
     return library.Library(
         name=plan.name,
         header=os.path.basename(plan.header),

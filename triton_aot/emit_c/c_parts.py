@@ -209,7 +209,7 @@ def _tensordesc_locals(t: Templates, record: VariantRecord, a: Arg) -> tuple[str
         raise UserError(f"{record.symbol}: tensor descriptor {a.name!r} has no TMA encoding")
     name = c_syntax.param(a.name)
     names = [c_syntax.param(n) for _, n in a.c_params]
-    rank = a.desc.rank
+    rank = a.type.rank
     base, shape, strides = names[0], names[1:1 + rank], names[1 + rank:]
     text = t.render(
         "tensordesc.c.tmpl",

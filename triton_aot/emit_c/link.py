@@ -31,7 +31,6 @@ from triton_aot.contract.variant import FORMAT, RecordError
 from triton_aot.core import abi, cli
 from triton_aot.core.errors import UserError
 from triton_aot.core.targets import arch_name
-from triton_aot.core.targets import backend as backend_of
 from triton_aot.core.triton_types import INT_TYPES
 from triton_aot.emit_c import c_library
 from triton_aot.emit_c.c_library import Algo, LibraryPlan, TargetSlot, TunedDispatch, Variant
@@ -95,7 +94,7 @@ def load_variant(path: str) -> Variant:
     if record.cubin_file is None:
         raise UserError(f"{path}: the record names no cubin; compile the variant with "
                         "--out_cubin next to its --out_json")
-    image = backend_of(record.target).image
+    image = record.target.row.image
     cubin = _read_image(folder / record.cubin_file, path, image, f"--out_{image}")
     ptx = None
     if record.ptx_embedded:
@@ -184,8 +183,7 @@ def _declared_archs(members: list[Variant], archs: list) -> set | None:
         return None
     declared = set()
     for t in ref.record.algo_targets:
-        backend, _, arch = t.partition(":")
-        arch = int(arch) if backend == "cuda" else arch
+        arch = t.arch
         if arch not in archs:
             raise UserError(f"algo {ref.record.algo_info()!r} declares target {t} "
                             f"({ref.label}) but the library has no variant for it; compile "
@@ -273,7 +271,7 @@ def plan_tuning(fv_tuning: str | None, key: Sequence[str], default_algo: int, la
             raise UserError("--tuning needs --tuning_key (the integer arguments the table is "
                             "keyed by, e.g. --tuning_key=M,N,K)")
         return None
-    if not backend_of(ref.record.target).tuned_dispatch:
+    if not ref.record.target.row.tuned_dispatch:
         raise UserError("--tuning_key: tuned dispatch (NAME_auto) is CUDA only for now; drop "
                         "tuning_key from this hip library")
     c_args = {a.name: a for a in ref.record.c_args}
@@ -334,11 +332,11 @@ def build_plan(variants: Sequence[Variant], name: str, header: str,
 
     # One backend per library: the C API's types are the backend's (docs/design.md).
     for v in variants:
-        if v.record.target.backend != ref.record.target.backend:
+        if v.record.target.row is not ref.record.target.row:
             raise UserError(f"mixed backends: {ref.label} targets {ref.record.target} but "
                             f"{v.label} targets {v.record.target}; a library is either CUDA or "
                             "HIP: link the cuda and hip variants into two libraries")
-    if embed_ptx_fallback and not backend_of(ref.record.target).embed_ptx:
+    if embed_ptx_fallback and not ref.record.target.row.embed_ptx:
         raise UserError("--embed_ptx_fallback is CUDA only; these variants target HIP")
 
     algos: dict[tuple, list[Variant]] = {}

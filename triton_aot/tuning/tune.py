@@ -262,6 +262,19 @@ def _existing_table(out: Path | None, pack: Path, fresh: tuning.Table,
     return None
 
 
+def _time_algos(torch, lib, driver, stream, cargs, check, reps) -> list:
+    """Each algo's time on one call (or why it failed), the finalists timed again."""
+    times = []
+    for algo in range(lib.num_algos):
+        try:
+            times.append(measure_algo(torch, lib, driver, stream, cargs, algo, check, reps))
+        except RuntimeError as e:  # a CUDA error torch saw (e.g. an illegal address)
+            times.append(f"failed: {str(e).splitlines()[0][:80]}")
+            torch.cuda.synchronize()
+    retime_finalists(torch, lib, cargs, times, reps)
+    return times
+
+
 def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
          shapes_filter: str | None = None, missing_only: bool = False) -> tuning.Table:
     import torch
@@ -319,14 +332,7 @@ def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
         check = None
         if hasattr(inputs, "check"):
             check = lambda: inputs.check(torch, dtype, args, **kw)  # noqa: E731
-        times = []
-        for algo in range(lib.num_algos):
-            try:
-                times.append(measure_algo(torch, lib, driver, stream, cargs, algo, check, reps))
-            except RuntimeError as e:  # a CUDA error torch saw (e.g. an illegal address)
-                times.append(f"failed: {str(e).splitlines()[0][:80]}")
-                torch.cuda.synchronize()
-        retime_finalists(torch, lib, cargs, times, reps)
+        times = _time_algos(torch, lib, driver, stream, cargs, check, reps)
         win = tuning.winner_of(times)
         points.append(tuning.Point(call.key, tuple(times), win, hints))
         shown = f"algo {win} {times[win]:.1f} us" if win is not None else "no algo ran"

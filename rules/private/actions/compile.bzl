@@ -1,24 +1,12 @@
 """The TritonCompile action: one variant of a kernel (an algo, a hint pattern, a target)."""
 
+load("//rules/private/generated:targets.bzl", "BACKENDS")
 load(":actions.bzl", "add_kernel_source_args", "run_triton_tool", "tool_args")
 
-# IR files every compile action writes, by output group. `sass` comes from a separate action
-# (it runs a disassembler), so it is only built when asked for.
-IR_GROUPS = ["ptx", "ttir", "ttgir", "llir", "cubin"]
-
-# The same for hip targets: AMDGCN assembly and the hsaco instead of PTX and cubin.
-HIP_IR_GROUPS = ["ttir", "ttgir", "llir", "amdgcn", "hsaco"]
-
-def ir_groups(target):
-    """The IR output groups one variant of `target` ("cuda:90", "hip:gfx942") writes.
-
-    Args:
-      target: the target string.
-
-    Returns:
-      list of group names.
-    """
-    return HIP_IR_GROUPS if target.startswith("hip:") else IR_GROUPS
+# IR output groups, of every backend: the compile of one variant writes its backend's
+# (targets.py's BACKENDS `ir_groups`). `sass` comes from a separate action (it runs a
+# disassembler), so it is only built when asked for.
+IR_GROUP_NAMES = {group: True for row in BACKENDS.values() for group in row["ir_groups"]}.keys()
 
 def add_signature_args(args, algo):
     """Adds the library's signature with `algo`'s values in its {CONSTEXPR} placeholders.
@@ -55,15 +43,16 @@ def compile_variant(ctx, toolchain, *, source, kernel_params, variant, worker):
       source: the `kernel_source` struct (file, inputs, import_roots).
       kernel_params: the output of `check_kernel_import` (or None when the library has one
         variant): an input only so that no variant compiles before the kernel imported once.
-      variant: struct(symbol, algo, algo_index, spec_index, hints, target, embed_ptx, launch_args).
+      variant: struct(symbol, algo, algo_index, spec_index, hints, target (validate.bzl's
+        `check_targets` struct), embed_ptx, launch_args).
       worker: whether to run in a persistent worker.
 
     Returns:
-      dict: "json" and each of ir_groups(variant.target) -> File.
+      dict: "json" and each of the target's IR groups -> File.
     """
     prefix = "_triton/{}/{}".format(ctx.label.name, variant.symbol)
     outputs = {"json": ctx.actions.declare_file(prefix + ".json")}
-    groups = ir_groups(variant.target)
+    groups = list(variant.target.row["ir_groups"])
     for group in groups:
         outputs[group] = ctx.actions.declare_file("{}.{}".format(prefix, group))
 
@@ -93,7 +82,7 @@ def compile_variant(ctx, toolchain, *, source, kernel_params, variant, worker):
         args.add("--launch_cooperative_grid")
     if variant.embed_ptx:
         args.add("--embed_ptx")
-    args.add(variant.target, format = "--target=%s")
+    args.add(variant.target.name, format = "--target=%s")
     args.add(variant.symbol, format = "--symbol=%s")
     args.add(variant.algo_index, format = "--algo_index=%s")
     args.add(variant.spec_index, format = "--specialization_index=%s")
@@ -112,7 +101,7 @@ def compile_variant(ctx, toolchain, *, source, kernel_params, variant, worker):
             ctx.attr.kernel,
             variant.algo_index,
             variant.hints or "generic",
-            variant.target,
+            variant.target.name,
         ),
         execution_requirements = worker_requirements(worker),
     )

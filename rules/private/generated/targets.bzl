@@ -47,6 +47,10 @@ BACKENDS = {
         "grid_device_attrs": True,
         "tuned_dispatch": True,
         "standalone_c": True,
+        "cuda_launch_options": True,
+        "ir_groups": ["ptx", "ttir", "ttgir", "llir", "cubin"],
+        "symbol_arch": "sm{}",
+        "arch_is_sm": True,
     },
     "hip": {
         "image": "hsaco",
@@ -56,6 +60,10 @@ BACKENDS = {
         "grid_device_attrs": False,
         "tuned_dispatch": False,
         "standalone_c": False,
+        "cuda_launch_options": False,
+        "ir_groups": ["ttir", "ttgir", "llir", "amdgcn", "hsaco"],
+        "symbol_arch": "{}",
+        "arch_is_sm": False,
     },
 }
 

@@ -10,9 +10,9 @@ load("@rules_python//python:defs.bzl", "PyInfo")
 load("//rules/private:kernel_source.bzl", "kernel_source")
 load("//rules/private:providers.bzl", "TritonKernelInfo")
 load("//rules/private:toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
-load("//rules/private:validate.bzl", "backend_of", "check_algos", "check_c_name", "check_launch_args", "check_specialization_algos", "check_specializations", "check_targets", "ptx_fallback_arch", "signature_entries")
+load("//rules/private:validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specialization_algos", "check_specializations", "check_targets", "ptx_fallback_arch", "signature_entries")
 load("//rules/private/actions:c_library.bzl", "compile_c_library")
-load("//rules/private/actions:compile.bzl", "HIP_IR_GROUPS", "IR_GROUPS", "compile_variant")
+load("//rules/private/actions:compile.bzl", "IR_GROUP_NAMES", "compile_variant")
 load("//rules/private/actions:kernel_import.bzl", "check_kernel_import")
 load("//rules/private/actions:link.bzl", "link_library")
 load("//rules/private/actions:sass.bzl", "disassemble")
@@ -54,7 +54,7 @@ def _triton_kernel_library_impl(ctx):
     # Only the spelling of each target (its backend and arch name) here: what the targets table
     # says of them (which triton compiles which arch, which have TMA for the signature's tensor
     # descriptors) the compile tool checks, once per library in its import check.
-    archs = check_targets(label, targets_attr, targets)
+    targets = check_targets(label, targets_attr, targets)
     specializations = check_specializations(label, ctx.attr.specializations)
     launch_args = check_launch_args(label, ctx.attr.launch_args)
     algos = check_algos(label, ctx.attr.algos, algo_constexprs, {
@@ -71,26 +71,25 @@ def _triton_kernel_library_impl(ctx):
 
     source = kernel_source(ctx, "'{}'".format(ctx.attr.kernel))
     worker = ctx.attr._persistent_worker[BuildSettingInfo].value
-    backend = backend_of(targets[0])
-    hip = targets[0].startswith("hip:")  # which runtime, and how symbols name the arch
-    ptx_arch = ptx_fallback_arch(label, targets, archs) if ctx.attr.embed_ptx else None
+    backend = targets[0].row
+    ptx_arch = ptx_fallback_arch(label, targets) if ctx.attr.embed_ptx else None
 
     variants = []
     for algo_index, algo in enumerate(algos):
         for spec_index, hints in enumerate(specializations):
-            for target, arch in zip(targets, archs):
-                if algo["targets"] and target not in algo["targets"]:
+            for target in targets:
+                if algo["targets"] and target.name not in algo["targets"]:
                     continue  # the algo is restricted to other targets
                 if hints in spec_algos and algo_index not in spec_algos[hints]:
                     continue  # never launched through this pattern (the table's choices)
                 variants.append(struct(
-                    symbol = "{}_a{}_s{}_{}".format(c_name, algo_index, spec_index, arch if hip else "sm" + arch),
+                    symbol = "{}_a{}_s{}_{}".format(c_name, algo_index, spec_index, backend["symbol_arch"].format(target.arch)),
                     algo = algo,
                     algo_index = algo_index,
                     spec_index = spec_index,
                     hints = hints,
                     target = target,
-                    embed_ptx = arch == ptx_arch,
+                    embed_ptx = target.arch == ptx_arch,
                     launch_args = launch_args,
                 ))
 
@@ -99,10 +98,10 @@ def _triton_kernel_library_impl(ctx):
     # compile is that one action, and checks the same).
     kernel_params = None
     if len(variants) > 1:
-        kernel_params = check_kernel_import(ctx, toolchain, source = source, targets = targets, algo = variants[0].algo, worker = worker)
+        kernel_params = check_kernel_import(ctx, toolchain, source = source, targets = [t.name for t in targets], algo = variants[0].algo, worker = worker)
 
     metadata, sass_files = [], []
-    ir = {group: [] for group in IR_GROUPS + HIP_IR_GROUPS}
+    ir = {group: [] for group in IR_GROUP_NAMES}
     for variant in variants:
         outputs = compile_variant(
             ctx,
@@ -123,7 +122,7 @@ def _triton_kernel_library_impl(ctx):
     # fallback. A HIP library is compiled with the HIP runtime.
     tuning = _tuning(ctx, backend, len(algos), c_name)
     library = link_library(ctx, toolchain, c_name = c_name, metadata = metadata, images = ir["cubin"] + ir["ptx"] + ir["hsaco"], tuning = tuning)
-    runtime = ctx.attr._hip_runtime if hip else ctx.attr._runtime
+    runtime = {"cuda": ctx.attr._runtime, "hip": ctx.attr._hip_runtime}[targets[0].backend]
     compiled = compile_c_library(ctx, c_file = library.c, header = library.h, runtime = runtime[CcInfo])
     cc_info = compiled.cc_info
     groups = {group: depset(files) for group, files in ir.items()}
