@@ -21,7 +21,8 @@ Scenarios (the examples' libraries: //kernels/... and //app:example_kernels):
              wall time and peak memory (RSS of the Bazel server and everything it runs,
              sampled every 0.2 s)
 
-Writes bench/results/build.json, build.md and build.png (the chart needs matplotlib).
+Writes bench/results/build.json, build.md and build.png (the chart needs matplotlib);
+tools/run_build_bench then stores build.json gzipped (bench/results_store.py).
 """
 from __future__ import annotations
 
@@ -1060,6 +1061,13 @@ def write_outputs(res: dict, out_dir: Path) -> None:
     log(f"wrote {out_dir}/build.json, build.md" + ("" if err else ", build.png"))
 
 
+def _results_store():
+    """bench/results_store.py (how committed raw results are stored), for --render."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import results_store
+    return results_store
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description="rules_triton build benchmark")
     p.add_argument("--reps", type=int, default=3, help="repetitions of each timed build")
@@ -1084,7 +1092,7 @@ def main() -> int:
                    help="re-render build.md/build.png from an existing build.json")
     args = p.parse_args()
     if args.report_only:
-        write_outputs(json.loads(args.report_only.read_text()), args.out)
+        write_outputs(_results_store().load(args.report_only), args.out)
         return 0
     if args.targets:
         TARGETS[:] = args.targets.split(",")

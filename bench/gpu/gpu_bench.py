@@ -843,6 +843,13 @@ def default_out() -> Path:
     return HERE / "results"
 
 
+def _results_store():
+    """bench/results_store.py (how committed raw results are stored), for --render."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import results_store
+    return results_store
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bench-dir", type=Path, default=HERE)
@@ -863,7 +870,7 @@ def main() -> int:
                         "(no GPU needed)")
     args = p.parse_args()
     if args.render is not None:
-        res = json.loads(args.render.read_text())
+        res = _results_store().load(args.render)
         out_dir = args.out or args.render.parent
         (out_dir / "gpu.md").write_text(markdown(res))
         err = chart(res, out_dir / "gpu.png")

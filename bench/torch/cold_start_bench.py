@@ -493,6 +493,13 @@ def write_outputs(res: dict, out_dir: Path) -> None:
     say(err or f"wrote {out_dir}/torch_cold_start.json, .md, .png")
 
 
+def _results_store():
+    """bench/results_store.py (how committed raw results are stored), for --render."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import results_store
+    return results_store
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--corpus-dir", type=Path, default=REPO / ".gpu" / "corpus",
@@ -518,7 +525,7 @@ def main() -> int:
         print(json.dumps(child(a)), flush=True)
         return 0
     if a.render is not None:
-        res = json.loads(a.render.read_text())
+        res = _results_store().load(a.render)
         write_outputs(res, a.out or a.render.parent)
         return 0
     from torchbench_common import (default_out, environment, fail, import_torch_with_gpu,

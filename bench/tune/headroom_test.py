@@ -13,6 +13,8 @@ spec = importlib.util.spec_from_file_location("headroom", HERE / "headroom.py")
 headroom = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(headroom)
 RESULTS = HERE.parents[1] / "bench" / "results"
+sys.path.insert(0, str(HERE.parent))  # bench/: results_store
+import results_store  # noqa: E402
 if os.environ.get("HEADROOM_KERNELS"):  # under Bazel: the examples module's runfiles
     headroom.KERNELS = Path(os.environ["HEADROOM_KERNELS"]).resolve().parent
 
@@ -45,6 +47,6 @@ def test_library_configs_are_the_tuning_tables_algos():
 
 
 def test_committed_report_renders_from_committed_results():
-    res = json.loads((RESULTS / "headroom.json").read_text())
+    res = results_store.load(RESULTS / "headroom.json.gz")
     assert headroom.render(res) == (RESULTS / "headroom.md").read_text()
     assert headroom.summarize(res) == json.loads(json.dumps(res["summary"]))

@@ -6,7 +6,7 @@ their committed tables, as users build them (`tools/gpu run tune_bench` runs the
     python3 bench/tune/tune_bench.py .gpu/tuned/matmul_tuned .gpu/tuned/matmul_tuned_bf16
     python3 bench/tune/tune_bench.py .gpu/tuned/rmsnorm_tuned --stem tune_rmsnorm
     python3 bench/tune/tune_bench.py --dry-run [PACKS...]      # no GPU: the sweep, leak check
-    python3 bench/tune/tune_bench.py --render bench/results/tune.json   # no GPU: re-render
+    python3 bench/tune/tune_bench.py --render bench/results/tune.json.gz   # no GPU: re-render
 
 Methods, side by side in one process, on each library's dtype:
   auto      NAME_auto(stream, args...) of the ahead-of-time library: the tuning table's choice
@@ -943,6 +943,13 @@ def load_plans(packs: list[Path], args) -> tuple[dict, dict]:
     return plans, leaks
 
 
+def _results_store():
+    """bench/results_store.py (how committed raw results are stored), for --render."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import results_store
+    return results_store
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("packs", nargs="*", type=Path, help="tuning bundles tools/gpu packed (.gpu/tuned/NAME)")
@@ -972,7 +979,7 @@ def main(argv=None) -> int:
     if args.quick:
         args.rounds, args.direct = min(args.rounds, 3), min(args.direct, 1)
     if args.render:
-        res = json.loads(args.render.read_text())
+        res = _results_store().load(args.render)
         if res.get("format") != FORMAT:
             raise SystemExit(f"error: {args.render} is not {FORMAT} (an older run): rerun it")
         res["summary"] = summarize(res["rows"], res["direct"])
