@@ -1,10 +1,11 @@
 """rules_triton ahead-of-time compiler for Triton kernels, in stages (docs/design.md, "Stages"):
 
     core      errors, the tools' command-line convention, C names, the concept tables, the
-              signature and grid grammars; no triton
+              typed target and argument type, the signature and grid grammars; no triton
     contract  what one stage hands the next: the variant record (compile -> link) and the
               library description (link -> torch ops, tuner), with the tuning table format
-    compile   one kernel variant from its BUILD attributes: the only package that imports triton
+    compile   one kernel variant from its BUILD attributes (imports triton)
+    capture   a declaration taken from a launcher and example calls (imports triton)
     emit_c    the C of a variant and of a library (the link tool)
     tuning    the tuner and the tools around tuning tables
     torch     torch ops over kernel libraries

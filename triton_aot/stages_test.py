@@ -8,11 +8,15 @@ tuning/ or torch/ must re-run no compile). The imports are read statically: ever
 `from triton_aot.S import ...`, `import triton_aot.S...` and `"triton_aot.S..."` string (a module
 run by name), anywhere in a module, including the imports inside functions.
 
+The stage table of docs/design.md (its "Stages" section) is held to the same facts: one row per
+package, each row's imports and triton columns what the package's modules import.
+
 Args: the stage_inputs file (`STAGE SHORT_PATH` per line: what each stage's library brings into
-an action, as the triton_toolchain takes it).
+an action, as the triton_toolchain takes it), and docs/design.md.
 """
 import ast
 import os
+import re
 import sys
 import unittest
 from pathlib import Path
@@ -49,6 +53,19 @@ def imports(path: Path) -> tuple[set[str], bool]:
             if top == "triton_aot" and rest:
                 stages.add(rest.split(".")[0])
     return stages, triton
+
+
+def doc_stage_table(text: str) -> dict[str, tuple[set[str], bool]]:
+    """The rows of the first table after the `## Stages` heading: stage -> (imports, triton)."""
+    section = text.split("\n## Stages\n", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        m = re.fullmatch(r"`(\w+)`", cells[0]) if line.startswith("|") else None
+        if m and len(cells) >= 4:
+            imports = {s.strip() for s in cells[1].split(",")} - {"-", ""}
+            rows[m.group(1)] = (imports, cells[2] == "yes")
+    return rows
 
 
 def read_stage_inputs(path: str) -> dict[str, list[Path]]:
@@ -95,6 +112,24 @@ class StagesTest(unittest.TestCase):
         self.assertNotIn("tuning", {stage_of(p) for p in self.libraries["compile"]})
         self.assertNotIn("torch", {stage_of(p) for p in self.libraries["compile"]})
         self.assertNotIn("capture", {stage_of(p) for p in self.libraries["compile"]})
+
+    def test_the_design_index_lists_the_stages(self):
+        table = doc_stage_table(Path(ARGS[1]).read_text(encoding="utf-8"))
+        self.assertEqual(sorted(table), sorted(self.libraries),
+                         "docs/design.md's stage table must list every package of triton_aot")
+        for name, modules in self.modules.items():
+            found = [imports(p) for p in modules]
+            direct = set().union(*(f[0] for f in found)) - {name}
+            self.assertEqual(table[name], (direct, any(f[1] for f in found)),
+                             f"docs/design.md's row of {name}: its imports and triton columns "
+                             "must be what its modules import")
+
+    def test_the_doc_table_reader(self):
+        text = ("# X\n\n## Stages\n\n| stage | imports | triton | job |\n|---|---|---|---|\n"
+                "| `core` | - | no | a |\n| `torch` | core, contract | yes | b |\n\n## Next\n"
+                "| `other` | - | no | c |\n")
+        self.assertEqual(doc_stage_table(text), {"core": (set(), False),
+                                                 "torch": ({"core", "contract"}, True)})
 
     def test_only_compile_imports_triton(self):
         importers = sorted(f"{name}/{p.name}" for name, modules in self.modules.items()

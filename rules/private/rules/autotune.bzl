@@ -6,7 +6,7 @@ evaluates them (`python -m triton_aot.compile.autotune_configs`, one TritonAutot
 `ALGOS = {kernel: [triton_algo(...), ...]}`; the BUILD file loads the committed copy of that
 file, `bazel run :NAME.update` rewrites it, and the test `:NAME_test` fails when it is stale.
 Each config then is one algo of the library: one TritonCompile action per (config x
-specialization x target), as with hand-written algos (docs/design.md).
+specialization x target), as with hand-written algos (docs/design/stages.md, "Kernel files as written").
 """
 
 load("@bazel_skylib//rules:diff_test.bzl", "diff_test")

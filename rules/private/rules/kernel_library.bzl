@@ -169,7 +169,7 @@ C API (NAME = `c_name`, default the target name), compatible with Triton's link.
 `load_NAME()`, `unload_NAME()`, `NAME_get_num_algos()`, `NAME_get_algo_info(algo_id)`.
 With `tuning_key`, also `CUresult NAME_auto(CUstream, args...)`, which needs no algo_id: it
 launches the algo the `tuning` table chose for the nearest tuned shape on the current device
-(docs/design.md, "Tuning tables"), and `int NAME_auto_algo(int sm, int64_t key...)`, which says
+(docs/design/tuning.md), and `int NAME_auto_algo(int sm, int64_t key...)`, which says
 which algo that is.
 
 Output groups: `ptx`, `ttir`, `ttgir`, `llir`, `cubin`, `sass`, `metadata`, `c_sources`,
