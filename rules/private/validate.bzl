@@ -1,28 +1,22 @@
 """Analysis-time checks of triton_kernel_library attributes.
 
 Each returns a normalised value or fails with a message that names the attribute and the fix.
-Only what analysis itself needs is checked here: counts, names (the signature's constexprs,
-hints, targets listed twice) and the backend. The grammar of signature entries and what the
-targets table says of each target (which triton compiles it, which has TMA) are the compile
-tool's checks (triton_aot/signature.py, triton_adapter.py, targets.py), run once per library in
-its import check, with the same one-line errors naming the target and the attribute.
+Only what analysis itself needs is checked here: counts, names (hints, targets listed twice)
+and each target's backend, read from the generated backends table. The signature's entries
+(their grammar, which name a constexpr every algo must set) and what the targets table says of
+each target (which triton compiles it, which has TMA) are the compile tool's checks
+(triton_aot/core/signature.py, binding.py, target.py), run once per library in its import check,
+with one-line errors naming the target and the attribute: the rule keeps no second parser.
 """
 
 load("//rules/private/generated:launch_options.bzl", "LAUNCH_OPTIONS")
 load("//rules/private/generated:reset_to_zero.bzl", "EXAMPLE_EXTENTS", "EXAMPLE_NAME", "EXTENT_COUNTS", "FORMS_TEXT")
 load("//rules/private/generated:targets.bzl", "ARCH_SPECIFIC_FROM", "BACKENDS", "PTX_FALLBACK_ARCHS")
-load("//rules/private/generated:triton_types.bzl", "FP8_TYPES", "INT_TYPES", "LITERAL_NAMES", "SCALAR_TYPES", "TYPE_ALIASES")
+load("//rules/private/generated:triton_types.bzl", "INT_TYPES")
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
 _DIGITS = "0123456789"
 
-# An identifier entry of the signature is the name of a constexpr parameter whose value each
-# algo sets, unless the compile tool reads it as a type (any spelling) or a literal (True,
-# None, ...). Generated from triton_aot/core/triton_types.py, so both sides classify entries alike.
-_NOT_CONSTEXPR_NAMES = {
-    name: True
-    for name in SCALAR_TYPES + FP8_TYPES + TYPE_ALIASES.keys() + LITERAL_NAMES
-}
 _ALGO_KEYS = ["constexprs"] + LAUNCH_OPTIONS.keys() + ["grid", "targets", "reset_to_zero"]
 
 def check_launch_args(label, launch_args):
@@ -83,45 +77,19 @@ def check_c_name(label, attr, name):
         _err(label, attr, "'{}' is not a C identifier; set '{}' to a name made of letters, digits and '_' (not starting with a digit)".format(name, attr))
     return name
 
-def _split_entries(signature):
-    """Splits at the commas outside brackets: `tensordesc<fp16[128, 64]>` is one entry.
+def check_signature(label, signature):
+    """Fails when the `signature` attribute is empty.
 
-    A bracket that is never closed is the compile tool's error (it names the entry)."""
-    entries, depth, start = [], 0, 0
-    for i in range(len(signature)):
-        ch = signature[i]
-        if ch in "[<":
-            depth += 1
-        elif ch in "]>" and depth > 0:
-            depth -= 1
-        elif ch == "," and depth == 0:
-            entries.append(signature[start:i].strip())
-            start = i + 1
-    entries.append(signature[start:].strip())
-    return entries
-
-def signature_entries(label, signature):
-    """Splits the signature and finds the constexpr names in it.
+    Its entries are the compile tool's to read (triton_aot/core/signature.py), run once per
+    library in its import check, with one error naming the entry and the attribute: the rule
+    does not parse them a second time.
 
     Args:
       label: the target's label (for messages).
       signature: the `signature` attribute.
-
-    Returns:
-      (entries, names of the constexprs that every algo must set).
     """
     if not signature.strip():
         _err(label, "signature", "is empty; give one entry per kernel parameter, e.g. \"*fp16:16, i32, BLOCK\"")
-    entries = _split_entries(signature)
-    algo_constexprs = []
-    for i, entry in enumerate(entries):
-        if not entry:
-            _err(label, "signature", "entry {} is empty (two commas in a row?)".format(i))
-        if is_identifier(entry) and entry not in _NOT_CONSTEXPR_NAMES:
-            if entry in algo_constexprs:
-                _err(label, "signature", "constexpr '{}' appears twice".format(entry))
-            algo_constexprs.append(entry)
-    return entries, algo_constexprs
 
 def check_targets(label, attr, targets):
     """Checks the GPU targets' spelling ("cuda:80", "hip:gfx942", ...): all of one backend.
@@ -373,14 +341,12 @@ def _check_launch_option(label, index, name, value, option, targets):
         if minimum != None and target.sm != None and target.sm < minimum:
             _err(label, "algos", "algos[{}]: {} = {} needs cuda:{} or newer, but the algo is built for '{}'; restrict the algo with targets = [\"cuda:{}\"], or drop {}".format(index, name, value, minimum, target.name, minimum, name))
 
-def check_algos(label, algos, algo_constexprs, defaults):
+def check_algos(label, algos, defaults):
     """Decodes `algos` (triton_algo JSON) into dicts with every field filled in.
 
     Args:
       label: the target's label (for messages).
       algos: the `algos` attribute (triton_algo JSON strings).
-      algo_constexprs: the constexpr names of the signature (see `signature_entries`): every
-        algo must set them. An algo may also set constexprs the signature leaves out.
       defaults: dict with the library's num_warps, num_stages, grid, targets (`check_targets`'
         structs) and signature.
 
@@ -390,12 +356,7 @@ def check_algos(label, algos, algo_constexprs, defaults):
       reset_to_zero (name -> extents, placeholders filled in) when the algo has it.
     """
     if not algos:
-        if algo_constexprs:
-            _err(label, "algos", "is empty but the signature has constexpr names ({}); add triton_algo(constexprs = {{...}}) ({} not a Triton type; types are {} and pointers *T)".format(
-                ", ".join(algo_constexprs),
-                "these are" if len(algo_constexprs) > 1 else "'{}' is".format(algo_constexprs[0]),
-                ", ".join(SCALAR_TYPES),
-            ))
+        # the signature's constexpr names without a value are the compile tool's error
         algos = [json.encode({"constexprs": {}})]
     library_targets = {t.name: t for t in defaults["targets"]}
     result = []
@@ -409,15 +370,6 @@ def check_algos(label, algos, algo_constexprs, defaults):
                 _err(label, "algos", "algos[{}]: unknown key '{}' (known: {})".format(i, key, ", ".join(_ALGO_KEYS)))
         constexprs = {}
         given = algo.get("constexprs", {})
-        for name in algo_constexprs:
-            if name not in given:
-                _err(label, "algos", "algos[{}] does not set constexpr '{}', which the signature names; add it to constexprs ('{}' is not a Triton type; types are {} and pointers *T; a string value is quoted in the signature: \"'{}'\")".format(
-                    i,
-                    name,
-                    name,
-                    ", ".join(SCALAR_TYPES),
-                    name,
-                ))
         for name, value in given.items():
             # A name the signature does not list is a constexpr the signature leaves out (one
             # with a default, or after the last entry): the compile tool, which has the kernel,

@@ -15,14 +15,14 @@ RULE_CASES = [
     struct(
         id = "rule_signature_empty_entry",
         attrs = dict(signature = "*fp32, , i32, BLOCK"),
-        expected = ["attribute 'signature': entry 1 is empty", "two commas in a row?"],
-        at_build = [],
+        expected = ["attribute 'signature': entry 2 is empty in '*fp32, , i32, BLOCK'", "separate entries with single commas"],
+        at_build = ["--bazel_target=//tests/reliability:rule_signature_empty_entry_subject", "--signature=*fp32, , i32, BLOCK"],
     ),
     struct(
         id = "rule_signature_constexpr_twice",
         attrs = dict(signature = "*fp32, *fp32, BLOCK, BLOCK"),
-        expected = ["attribute 'signature': constexpr 'BLOCK' appears twice", "appears twice"],
-        at_build = [],
+        expected = ["attribute 'signature': entry 3 (parameter 'n'): unknown type 'BLOCK'", "use i1, i8"],
+        at_build = ["--bazel_target=//tests/reliability:rule_signature_constexpr_twice_subject", "--signature=*fp32, *fp32, BLOCK, BLOCK"],
     ),
     struct(
         id = "rule_kernel_not_identifier",
@@ -116,9 +116,9 @@ RULE_CASES = [
     ),
     struct(
         id = "rule_algos_missing",
-        attrs = dict(algos = []),
-        expected = ["attribute 'algos': is empty but the signature has constexpr names (BLOCK)", "add triton_algo(constexprs = {...})"],
-        at_build = [],
+        attrs = dict(algos = [], grid = "cdiv(n, 64)"),
+        expected = ["attribute 'signature': entry 4 (parameter 'BLOCK'): BLOCK has no value", "pass BLOCK=VALUE in attribute 'algos'"],
+        at_build = ["--bazel_target=//tests/reliability:rule_algos_missing_subject"],
     ),
     struct(
         id = "rule_algo_constexpr_type",
@@ -272,9 +272,9 @@ RULE_CASES = [
     ),
     struct(
         id = "rule_algo_missing_constexpr",
-        attrs = dict(algos = [triton_algo(num_warps = 4)]),
-        expected = ["attribute 'algos': algos[0] does not set constexpr 'BLOCK'", "add it to constexprs"],
-        at_build = [],
+        attrs = dict(algos = [triton_algo(num_warps = 4)], grid = "cdiv(n, 64)"),
+        expected = ["attribute 'signature': entry 4 (parameter 'BLOCK'): BLOCK has no value", "pass BLOCK=VALUE in attribute 'algos'"],
+        at_build = ["--bazel_target=//tests/reliability:rule_algo_missing_constexpr_subject"],
     ),
     struct(
         id = "rule_grid_placeholder",
@@ -315,8 +315,8 @@ RULE_CASES = [
     struct(
         id = "rule_signature_unknown_type_f32",
         attrs = dict(signature = "*fp32, *fp32, f32, BLOCK"),
-        expected = ["attribute 'algos': algos[0] does not set constexpr 'f32'", "'f32' is not a Triton type", "fp32"],
-        at_build = [],
+        expected = ["attribute 'signature': entry 3 (parameter 'n'): unknown type 'f32'", "fp32"],
+        at_build = ["--bazel_target=//tests/reliability:rule_signature_unknown_type_f32_subject", "--signature=*fp32, *fp32, f32, BLOCK"],
     ),
     struct(
         id = "rule_tensordesc_malformed",

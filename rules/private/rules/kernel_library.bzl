@@ -10,7 +10,7 @@ load("@rules_python//python:defs.bzl", "PyInfo")
 load("//rules/private:kernel_source.bzl", "kernel_source")
 load("//rules/private:providers.bzl", "TritonKernelInfo")
 load("//rules/private:toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
-load("//rules/private:validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_specialization_algos", "check_specializations", "check_targets", "ptx_fallback_arch", "signature_entries")
+load("//rules/private:validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_signature", "check_specialization_algos", "check_specializations", "check_targets", "ptx_fallback_arch")
 load("//rules/private/actions:c_library.bzl", "compile_c_library")
 load("//rules/private/actions:compile.bzl", "IR_GROUP_NAMES", "compile_variant")
 load("//rules/private/actions:kernel_import.bzl", "check_kernel_import")
@@ -48,7 +48,7 @@ def _triton_kernel_library_impl(ctx):
     toolchain = find_triton_exec_toolchain(ctx)
     c_name = check_c_name(label, "c_name", ctx.attr.c_name or ctx.label.name)
     check_c_name(label, "kernel", ctx.attr.kernel)
-    _, algo_constexprs = signature_entries(label, ctx.attr.signature)
+    check_signature(label, ctx.attr.signature)
     targets, targets_attr = _targets(ctx)
 
     # Only the spelling of each target (its backend and arch name) here: what the targets table
@@ -57,7 +57,7 @@ def _triton_kernel_library_impl(ctx):
     targets = check_targets(label, targets_attr, targets)
     specializations = check_specializations(label, ctx.attr.specializations)
     launch_args = check_launch_args(label, ctx.attr.launch_args)
-    algos = check_algos(label, ctx.attr.algos, algo_constexprs, {
+    algos = check_algos(label, ctx.attr.algos, {
         "num_warps": ctx.attr.num_warps,
         "num_stages": ctx.attr.num_stages,
         "grid": ctx.attr.grid,
