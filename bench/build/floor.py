@@ -43,13 +43,22 @@ def load_module(path: Path):
     return module
 
 
+def triton_type(t: dict) -> str:
+    """Triton's spelling of a record's argument type (its JSON form, core/arg_type.py's)."""
+    if t["kind"] == "pointer":
+        return "*" + ("k" if t["const"] else "") + t["elem"]
+    if t["kind"] == "tensordesc":
+        return f"tensordesc<{t['elem']}[{', '.join(map(str, t['block']))}]>"
+    return t["name"]
+
+
 def triton_args(meta: dict):
     """(signature, constexprs, attrs) for ASTSource, from variant metadata."""
     import triton.language as tl
     signature, constexprs, attrs = {}, {}, {}
     for index, arg in enumerate(meta["args"]):
         name = arg["name"]
-        if arg["constexpr"]:
+        if arg["type"]["kind"] == "constexpr":
             value = arg["value"]
             if isinstance(value, str) and value.startswith("tl."):
                 value = getattr(tl, value[3:])
@@ -59,7 +68,7 @@ def triton_args(meta: dict):
             signature[name] = "constexpr"
             constexprs[name] = 1
         else:
-            signature[name] = arg["type"]
+            signature[name] = triton_type(arg["type"])
             if arg["hint"] == 16:
                 attrs[(index, )] = [["tt.divisibility", 16]]
     return signature, constexprs, attrs

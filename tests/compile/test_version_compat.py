@@ -96,8 +96,8 @@ def test_tensordesc_kernel_parameters_and_tma_metadata(tmp_path):
     desc = [".align 64 .b8", ".u32", ".u32", ".u64", ".u64"]
     assert [p.split(" .ptr")[0] for p in params] == desc * 2 + [".u32", ".u64", ".u64"], params
     rec = json.loads((tmp_path / "k.json").read_text())
-    assert rec["args"][0]["type"] == "tensordesc<fp16[64, 64]>"
-    assert rec["args"][1]["type"] == "tensordesc<fp16[64, 64]>"  # canonical spelling
+    desc = {"kind": "tensordesc", "elem": "fp16", "block": [64, 64]}
+    assert rec["args"][0]["type"] == desc and rec["args"][1]["type"] == desc
     assert rec["args"][0]["tma"] == {"data_type": 6, "elem_size": 2, "swizzle": 3,
                                      "box": [64, 64]}
     proc = _compile_tma(tmp_path, "tma_wide_kernel", "tensordesc<fp32[512]>, i32")
