@@ -202,9 +202,15 @@ def _import(path: Path, module_name: str, bazel_target: str | None,
             return loaded  # loaded before in this process: never executed twice
         spec = importlib.util.spec_from_file_location(module_name, path)
         module = importlib.util.module_from_spec(spec)
-        # Registered while executing so that dataclasses/typing/self-imports behave as usual.
+        # Registered while executing so that dataclasses/typing/self-imports behave as usual;
+        # dropped again when it fails, as `import` drops a module that raised
         sys.modules[module_name] = module
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            if sys.modules.get(module_name) is module:
+                del sys.modules[module_name]
+            raise
         return module
     except UserError:
         raise
@@ -237,6 +243,16 @@ def import_failure(e: BaseException, what: str, path: Path, flag: str,
             f"{flag}: importing {what} failed: {detail}; pass --import_path=DIR for the folder "
             f"that holds {top!r}, or install its package in this interpreter")
     raiser = _raising_file(e, roots)
+    # (a file missing at import is a `data` omission, named below)
+    helper = None if isinstance(e, FileNotFoundError) else _raising_helper(e, path)
+    if helper is not None and (raiser is None or raiser.file in (helper.file,
+                                                                 os.path.abspath(path))):
+        # a module next to the kernel file (another file of its srcs) raised: its own line
+        where = f"{bazel_target}: attribute 'srcs'" if bazel_target else flag
+        return UserError(
+            f"{where}: importing {what} failed: {type(e).__name__}: {_message(e)} (raised in "
+            f"{helper.relative}:{helper.line}, which {path.name} imports); the cause is in "
+            f"{helper.relative}, not in {path.name}: fix {helper.relative}:{helper.line}")
     # `what` is the module's name when the kernel comes from --kernel_module
     in_kernel_file = (raiser is None or raiser.file == os.path.abspath(path)
                       or raiser.module == what)
@@ -297,6 +313,26 @@ def _raising_file(e: BaseException, roots: Sequence[str]) -> _Place | None:
     return None
 
 
+def _raising_helper(e: BaseException, path: Path) -> _Place | None:
+    """The innermost place of `e`'s traceback in another file of the kernel file's own folder
+    (a helper module of the library's srcs), or None."""
+    kernel = os.path.abspath(path)
+    folder = os.path.dirname(kernel)
+    places = [(f.filename, f.lineno) for f in traceback.extract_tb(e.__traceback__)]
+    if isinstance(e, SyntaxError) and e.filename:
+        places.append((e.filename, e.lineno))
+    for filename, lineno in reversed(places):
+        file = os.path.abspath(filename)
+        if file != kernel and os.path.dirname(file) == folder:
+            name = os.path.basename(file)
+            return _Place(file, name, name.rpartition(".")[0], lineno or 0)
+    return None
+
+
+def _message(e: BaseException) -> str:
+    return e.msg if isinstance(e, SyntaxError) else str(e)
+
+
 def _describe(e: BaseException, path: Path) -> str:
     """`Type: message` plus the innermost line of the kernel file involved, if any."""
     text = f"{type(e).__name__}: {e}"
@@ -354,8 +390,18 @@ def _triton_stand_in(module: Any) -> tuple[str, Any, str] | None:
         value = vars(module).get(name)
         if value is None:
             continue
-        origin = (value.__name__ if isinstance(value, types.ModuleType)
-                  else type(value).__module__)
+        if isinstance(value, types.ModuleType):
+            # Triton's own module is the one imported under its name; a placeholder may be a
+            # module object that calls itself "triton" (vLLM's is), made by another module
+            if sys.modules.get(value.__name__) is value:
+                origin = value.__name__
+            else:
+                origin = type(value).__module__
+                origin = value.__name__ if origin == "builtins" else origin
+                if origin == "triton" or origin.startswith("triton."):
+                    origin = f"a module object named {value.__name__!r}"
+        else:
+            origin = type(value).__module__
         if origin != "triton" and not origin.startswith("triton."):
             return name, value, origin
     return None
