@@ -1427,7 +1427,7 @@ BAZEL_TEST_CASES = [
          "two triton_kernel_library targets with the same c_name linked into one cc_binary",
          ("multiple definition of `rules_triton_c_name_clash_scale_is_the_c_name_of_two_"
           "triton_kernel_library_targets_in_this_link_give_one_another_c_name'",
-          "//tests/link_clash:scale_a", "//tests/link_clash:scale_b"),
+          "//tests/link_clash/a:scale_a", "//tests/link_clash/b:scale_b"),
          ("give_one_another_c_name",),
          flags={"shown_by": "tests/link_clash/test_c_name_clash.py"}),
     Case("torch_namespace_clash_at_import", "rule attribute", "bazel test",

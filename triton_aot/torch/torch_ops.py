@@ -903,7 +903,7 @@ def _make_torch_symbols_global():
         ctypes.CDLL(path, mode=os.RTLD_GLOBAL | os.RTLD_NOLOAD | os.RTLD_NOW)
 
 
-LABEL = {label!r}
+LABEL = {display_label!r}
 
 
 def _load():
@@ -1008,7 +1008,10 @@ def render_py(ns: str, label: str, so: str, ops: list[Op]) -> str:
     from triton_aot.torch import torch_steps
     fakes = "\n\n".join(torch_steps.render_py_fake(ns, op) if isinstance(op, torch_steps.StepsOp)
                          else _py_fake(ns, op) for op in ops)
+    # as a BUILD file of the main repository spells it (Bazel's str(label) is "@@//pkg:name")
+    display_label = label[2:] if label.startswith("@@//") else label
     return PY_TEMPLATE.format(ns=ns, names=names, label=label, so=so, usage=usage, schemas=schemas,
+                              display_label=display_label,
                               fakes=fakes)
 
 

@@ -343,7 +343,7 @@ def link_library(ctx, toolchain, *, c_name, metadata, images, tuning = None):
     )
     return struct(c = out_c, h = out_h, description = out_library)
 
-def compile_c_library(ctx, *, c_file, header, runtime):
+def compile_c_library(ctx, *, c_file, header, runtime, extra_srcs = []):
     """Compiles the library's one C file against the C runtime; returns the merged `CcInfo`.
 
     The runtime (`//runtime`: driver table, locks, module cache) is its own cc_library, compiled
@@ -355,6 +355,7 @@ def compile_c_library(ctx, *, c_file, header, runtime):
       c_file: the C File the link action wrote.
       header: its public header File.
       runtime: the runtime's `CcInfo`.
+      extra_srcs: more C Files compiled into the library's object files.
 
     Returns:
       The library's `CcInfo`, the runtime's merged in.
@@ -371,7 +372,7 @@ def compile_c_library(ctx, *, c_file, header, runtime):
         actions = ctx.actions,
         feature_configuration = feature_configuration,
         cc_toolchain = cc_toolchain,
-        srcs = [c_file],
+        srcs = [c_file] + extra_srcs,
         public_hdrs = [header],
         compilation_contexts = [runtime.compilation_context],
         # The generated C is C11; only the API in the header is exported from a shared object.
