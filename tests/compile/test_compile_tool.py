@@ -63,8 +63,15 @@ def fresh_modules():
     imported is dropped before the next test."""
     before = set(sys.modules)
     yield
+    # only kernel files and their helpers: triton's and the environment's lazily imported
+    # modules (extension submodules among them) stay, as they would in the next request
+    installed = tuple(os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix}) + (
+        str(REPO / "triton_aot") + os.sep,)
     for name in set(sys.modules) - before:
-        del sys.modules[name]
+        file = getattr(sys.modules[name], "__file__", None)
+        if file and not os.path.realpath(file).startswith(installed) \
+                and not os.path.abspath(file).startswith(installed):
+            del sys.modules[name]
 
 
 @pytest.fixture(scope="module")
