@@ -1,6 +1,8 @@
 """`triton_archives`: the static archives of kernel libraries as a binary's link takes them, with
 a manifest (archive path -> alwayslink), for a test that links them the way cc_binary does."""
 
+load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
+
 def _triton_archives_impl(ctx):
     archives, manifest = [], {}
     for lib in ctx.attr.libs:
