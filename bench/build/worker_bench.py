@@ -11,13 +11,14 @@ the rootfs, like the build benchmark's floor). It talks to `python -m triton_aot
   the resident memory (VmRSS) of the worker process and of it plus its children is read from
   /proc every 25 requests. Once with
   the worker as shipped (a zygote: requests compile in forked children) and, for comparison,
-  --baseline_requests with RULES_TRITON_WORKER_IN_PROCESS=1 (requests compile in the worker
-  itself, as before). Target: growth over 2,000 compiles <= 100 MiB (worker plus children,
-  the largest growth seen);
+  --baseline_requests with RULES_TRITON_WORKER_ONE_SHOT=1 (each request a one-shot process
+  started by the worker; before the keyed children this baseline compiled in the worker
+  process itself, which a worker may no longer do: it would import the user's modules twice).
+  Target: growth over 2,000 compiles <= 100 MiB (worker plus children, the largest growth seen);
 - per-specialization cost: the examples' matmul (4 algos x 3 specializations x 2 targets = 24),
   --rounds times, interleaved: triton.compile in this warm process (the floor, fresh Triton
   cache per compile, as bench/build/floor.py), then the same specialization as a request to
-  the zygote worker and to the in-process worker (request sent to response read). Ratio: the
+  the zygote worker and to the one-shot baseline (request sent to response read). Ratio: the
   mean over specializations of the median times, worker / floor. Target: <= 1.25x. Bazel's own
   per-action cost (sandbox set-up, execution log) is not in this figure; the build benchmark's
   serial build (tools/run_build_bench) measures the action's totalTime.
@@ -76,10 +77,10 @@ def rss_kib(pid: int) -> int:
 
 class Worker:
     def __init__(self, repo: Path, in_process: bool):
-        env = {k: v for k, v in os.environ.items() if k != "RULES_TRITON_WORKER_IN_PROCESS"}
+        env = {k: v for k, v in os.environ.items() if k != "RULES_TRITON_WORKER_ONE_SHOT"}
         env["PYTHONPATH"] = str(repo)
         if in_process:
-            env["RULES_TRITON_WORKER_IN_PROCESS"] = "1"
+            env["RULES_TRITON_WORKER_ONE_SHOT"] = "1"
         self.proc = subprocess.Popen([sys.executable, "-m", "triton_aot.compile.compile", "--persistent_worker"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=env, cwd=repo)
@@ -278,7 +279,7 @@ def markdown(res: dict) -> str:
         f"{z['tree_growth_max_mib']:.1f} MiB. `zygote`: the worker as shipped: it never compiles "
         "after its warm-up; requests compile in a child forked from it, which retires (exits) once "
         "it has grown by 64 MiB, a fresh child taking over. `in-process (before)`: "
-        "RULES_TRITON_WORKER_IN_PROCESS=1, every request compiles in the worker process itself, "
+        "RULES_TRITON_WORKER_ONE_SHOT=1, every request compiles in the worker process itself, "
         "as the worker did before (fewer requests: its growth per compile is steady). RSS of the "
         "children counts the pages they share with the worker once more, so the sum overstates "
         "the memory in use.",

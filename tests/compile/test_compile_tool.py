@@ -59,6 +59,24 @@ def assert_ok(proc):
 # ----------------------------------------------------------------------------- add, cuda:80
 
 
+@pytest.fixture(autouse=True)
+def fresh_modules():
+    """Each test as a fresh process would see it: the compile tool keeps the modules it imports
+    (a process compiles one kernel's requests, worker.py), so what a test's in-process compiles
+    imported is dropped before the next test."""
+    before = set(sys.modules)
+    yield
+    # only kernel files and their helpers: triton's and the environment's lazily imported
+    # modules (extension submodules among them) stay, as they would in the next request
+    installed = tuple(os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix}) + (
+        str(REPO / "triton_aot") + os.sep,)
+    for name in set(sys.modules) - before:
+        file = getattr(sys.modules[name], "__file__", None)
+        if file and not os.path.realpath(file).startswith(installed) \
+                and not os.path.abspath(file).startswith(installed):
+            del sys.modules[name]
+
+
 @pytest.fixture(scope="module")
 def add80(tmp_path_factory):
     out = tmp_path_factory.mktemp("add80")
@@ -416,7 +434,8 @@ def test_package_kernel_with_relative_import(tmp_path):
     err = io.StringIO()
     assert run_command_line(args + [f"--import_path={KERNELS / 'pkg_root'}"], err) == 0, \
         err.getvalue()
-    assert "aot_test_pkg" not in sys.modules and "aot_test_pkg.ops" not in sys.modules
+    # the package's modules stay imported under their own names: a second load executes none
+    assert sys.modules["aot_test_pkg.relative_kernel"].__package__ == "aot_test_pkg"
 
 
 def test_kernel_in_a_deps_package_is_imported_once(tmp_path):
@@ -438,10 +457,12 @@ def test_kernel_in_a_deps_package_is_imported_once(tmp_path):
         with load_kernel("lib/mypkg/kern.py", "add_kernel", [".", "lib"]) as kernel:
             assert kernel.name == "add_kernel"
             assert sys._rules_triton_kern_names == ["mypkg.kern"]
+        # loaded again in the same process (the worker's child of this kernel): not executed
+        with load_kernel("lib/mypkg/kern.py", "add_kernel", [".", "lib"]) as kernel:
+            assert sys._rules_triton_kern_names == ["mypkg.kern"]
     finally:
         os.chdir(cwd)
         sys.__dict__.pop("_rules_triton_kern_names", None)
-    assert "mypkg" not in sys.modules and "mypkg.kern" not in sys.modules
 
 
 def test_kernel_named_like_its_package(tmp_path):
@@ -457,8 +478,9 @@ def test_kernel_named_like_its_package(tmp_path):
     assert json.loads((tmp_path / "k.json").read_text())["kernel_name"] == "add_kernel"
 
 
-def test_loader_forgets_modules_found_through_symlinked_roots(tmp_path):
-    """Bazel sandboxes are symlink trees: helper modules must still be dropped afterwards."""
+def test_loader_keeps_modules_found_through_symlinked_roots(tmp_path):
+    """Bazel sandboxes are symlink trees: a second load through them finds the kernel module
+    (and its helper) already imported, and executes neither again; sys.path is restored."""
     from triton_aot.compile.kernel_loader import load_kernel
     for sub in ("k", "h"):
         (tmp_path / sub).mkdir()
@@ -471,7 +493,10 @@ def test_loader_forgets_modules_found_through_symlinked_roots(tmp_path):
         assert [p.name for p in kernel.params] == ["x_ptr", "out_ptr", "n", "BLOCK"]
         assert [p.is_constexpr for p in kernel.params] == [False, False, False, True]
         assert "triton_aot_test_helpers" in sys.modules and "uses_helper" in sys.modules
-    assert "triton_aot_test_helpers" not in sys.modules and "uses_helper" not in sys.modules
+        first = sys.modules["uses_helper"], sys.modules["triton_aot_test_helpers"]
+    with load_kernel(str(tmp_path / "k" / "uses_helper.py"), "twice_kernel",
+                     [str(tmp_path / "h")]) as kernel:
+        assert (sys.modules["uses_helper"], sys.modules["triton_aot_test_helpers"]) == first
     assert sys.path == path_before
     assert not list(tmp_path.rglob("__pycache__"))
 

@@ -1,8 +1,11 @@
 """The worker compiles in disposable children of a warm parent, and leaves no process behind.
 
-- Requests run in children forked from the warm worker; a child retires once it has grown past
-  a limit, and what its requests left in memory (here: a module-level list a handler appends to;
-  in production: Triton's native leak) goes with it. The worker process itself never grows.
+- Requests run in children forked from the warm worker, one child per request key, which keeps
+  its state (in production: the user's modules) for the requests of that key only; a child
+  retires once it has grown past a limit, after a failed request, or as the least recently used
+  past the cap on children, and what its requests left in memory (here: a module-level list a
+  handler appends to; in production: Triton's native leak) goes with it. The worker process
+  itself never grows.
 - A compile stopped half-way, while ptxas runs (a fake ptxas that hangs for one kernel and is
   the real one otherwise), leaves no process behind: not when the worker gets SIGTERM (Bazel
   stopping it), not when it gets SIGKILL (nothing can be caught), and not when only the
@@ -111,30 +114,41 @@ HANDLER = textwrap.dedent("""
     def warm_up():
         kept.append(b"warm")  # done once, in the worker process: every child inherits it
 
-    sys.exit(worker.serve(handle, warm_up=warm_up))
+    def key(args, inputs, sandbox_dir):  # the request's second argument, if any ("-": None)
+        return None if args[1:] == ["-"] else (args[1] if args[1:] else "")
+
+    def one_shot(args):
+        return [sys.executable, "-c", "import os, sys; print(f'pid={os.getpid()} kept=0', "
+                "file=sys.stderr); sys.exit(int(sys.argv[1]))", args[0]]
+
+    sys.exit(worker.serve(handle, warm_up=warm_up, key=key, one_shot=one_shot))
 """)
 
 
-def serve_requests(limit_mib, count):
-    """(worker pid, [(child pid, kept) per request]) from the HANDLER worker."""
-    env = marked_env(uuid.uuid4().hex)
+def serve_requests(limit_mib, requests, extra_env=()):
+    """(worker pid, [(child pid, kept) per request]) from the HANDLER worker; `requests`: the
+    arguments of each request (exit code, key)."""
+    marker = uuid.uuid4().hex
+    env = marked_env(marker)
     env["RULES_TRITON_WORKER_CHILD_GROWTH_MIB"] = str(limit_mib)
+    env.update(extra_env)
     w = Worker([sys.executable, "-c", HANDLER], env)
     seen = []
-    for i in range(count):
-        w.send([str(i % 3)], i)
+    for i, args in enumerate(requests):
+        w.send(args, i)
         r = w.response()
-        assert r["requestId"] == i and r["exitCode"] == i % 3, r
+        assert r["requestId"] == i and r["exitCode"] == int(args[0]), r
         pid, kept = r["output"].split()
         seen.append((int(pid[len("pid="):]), int(kept[len("kept="):])))
     w.proc.stdin.close()
     assert w.proc.wait(timeout=30) == 0
     assert w.proc.stdout.read() == b""
+    wait_until(lambda: not processes_with(marker), 15, "the worker's tree to exit")
     return w.proc.pid, seen
 
 
 def test_children_retire_past_the_growth_limit_and_take_their_leaks_along():
-    worker_pid, seen = serve_requests(limit_mib=20, count=8)
+    worker_pid, seen = serve_requests(limit_mib=20, requests=[["0"]] * 8)
     assert worker_pid not in {pid for pid, _ in seen}
     children = []
     for pid, kept in seen:
@@ -149,24 +163,50 @@ def test_children_retire_past_the_growth_limit_and_take_their_leaks_along():
 
 
 def test_growth_limit_zero_is_a_fresh_child_per_request():
-    worker_pid, seen = serve_requests(limit_mib=0, count=4)
+    worker_pid, seen = serve_requests(limit_mib=0, requests=[["0"]] * 4)
     assert [kept for _, kept in seen] == [2, 2, 2, 2], seen
     assert len({pid for pid, _ in seen} | {worker_pid}) == 5
 
 
-def test_in_process_fallback_keeps_state(tmp_path):
-    """RULES_TRITON_WORKER_IN_PROCESS=1 (the benchmark's baseline) runs requests in the worker,
-    which is what the zygote avoids: the second request sees the first one's leftovers."""
-    env = marked_env(uuid.uuid4().hex)
-    env["RULES_TRITON_WORKER_IN_PROCESS"] = "1"
-    w = Worker([sys.executable, "-c", HANDLER], env)
-    w.send(["0"], 1)
-    first = w.response()["output"]
-    w.send(["0"], 2)
-    second = w.response()["output"]
-    assert first == f"pid={w.proc.pid} kept=2\n" and second == f"pid={w.proc.pid} kept=3\n"
-    w.proc.stdin.close()
-    assert w.proc.wait(timeout=30) == 0
+def test_children_are_keyed_and_serve_only_their_key():
+    """A child serves one key and keeps its state (the user's modules, in production) for the
+    requests of that key only; a request of another key never sees it."""
+    worker_pid, seen = serve_requests(
+        limit_mib=1000, requests=[["0", "a"], ["0", "b"], ["0", "a"], ["0", "b"], ["0", "a"]])
+    pids = [pid for pid, _ in seen]
+    assert pids[0] == pids[2] == pids[4] and pids[1] == pids[3] and pids[0] != pids[1], seen
+    assert [kept for _, kept in seen] == [2, 2, 3, 3, 4], seen
+    assert worker_pid not in pids
+
+
+def test_a_failed_request_retires_its_child_and_no_key_is_a_child_of_its_own():
+    """After a failure (a half-done import, in production) the key's next request starts in a
+    fresh child, as in a fresh process; a request without a key gets a child of its own."""
+    _, seen = serve_requests(
+        limit_mib=1000, requests=[["0", "a"], ["1", "a"], ["0", "a"], ["0", "-"], ["0", "-"]])
+    pids = [pid for pid, _ in seen]
+    assert pids[0] == pids[1] and len(set(pids[1:])) == 4, seen
+    assert [kept for _, kept in seen] == [2, 3, 2, 2, 2], seen
+
+
+def test_least_recently_used_child_retires_past_the_cap():
+    _, seen = serve_requests(
+        limit_mib=1000, requests=[["0", k] for k in ("a", "b", "a", "c", "a", "b")],
+        extra_env={"RULES_TRITON_WORKER_MAX_CHILDREN": "2"})
+    pids = [pid for pid, _ in seen]
+    # a, b live; a used; c retires b (least recently used); a still lives; b starts afresh
+    assert pids[0] == pids[2] == pids[4] and len(set(pids)) == 4, seen
+    assert [kept for _, kept in seen] == [2, 2, 3, 2, 4, 2], seen
+
+
+def test_one_shot_mode_runs_each_request_as_a_process_of_its_own():
+    """RULES_TRITON_WORKER_ONE_SHOT=1 (a benchmark's baseline, and platforms without fork):
+    every request is a process of its own, started by the handler's one-shot command line."""
+    worker_pid, seen = serve_requests(
+        limit_mib=1000, requests=[["0", "a"], ["2", "a"], ["0", "a"]],
+        extra_env={"RULES_TRITON_WORKER_ONE_SHOT": "1"})
+    assert [kept for _, kept in seen] == [0, 0, 0], seen
+    assert len({pid for pid, _ in seen} | {worker_pid}) == 4
 
 
 # --------------------------------------------------------------------------- stopping a compile
@@ -254,7 +294,9 @@ def test_killing_the_compiling_child_fails_only_that_request(hanging_compile, tm
     os.kill(children[0], signal.SIGKILL)
     r = w.response()
     assert r["requestId"] == 1 and r["exitCode"] == 1
-    assert "the compile process ended without an answer (killed by SIGKILL)" in r["output"], r
+    assert ("error: internal error in the triton_aot persistent worker, not in the kernel or its "
+            "deps: the process compiling this request ended without an answer (killed by "
+            "SIGKILL") in r["output"], r
     # ptxas died with its parent; only the worker is left, and the fresh child it forked for the
     # next request (a python3 waiting for its arguments)
     def only_worker_and_spare():

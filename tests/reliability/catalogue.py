@@ -36,7 +36,7 @@ assert NO_TRITON_GFX not in targets.HIP_ARCHS
 
 LAYERS = ("rule attribute", "compile flag", "link flag", "signature", "grid", "kernel",
           "link input", "launch call", "launcher")
-TOOLS = ("compile", "link", "rule", "runtime", "capture")
+TOOLS = ("compile", "link", "rule", "runtime", "capture", "autotune", "torch", "bazel test")
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,12 @@ COMPILE_CASES = [
           "(x_ptr, out_ptr, n, BLOCK: tl.constexpr)"),
          ("give exactly one entry per parameter",),
          flags={"signature": "*fp32, *fp32, i32, BLOCK, 8"}),
+    Case("sig_one_entry_short", "signature", "compile",
+         "one entry short: `*fp32, i32, BLOCK` (the entries after the gap shift by one)",
+         ("--signature: an entry is missing", "3 entries for the 4 parameters of 'copy_kernel'",
+          "entry 3, 'BLOCK', lines up with 'n'"),
+         ("add the missing entry",),
+         flags={"signature": "*fp32, i32, BLOCK"}),
     Case("sig_unknown_type", "signature", "compile",
          "unknown type `int33`",
          ("--signature entry 3", "unknown type 'int33'"), ("use i1, i8, i16, i32",),
@@ -440,6 +446,16 @@ COMPILE_CASES = [
                 "signature": "*fp32", "constexprs": None, "grid": "1",
                 "bazel_target": "//kernels:k"},
          extra=("--import_path={K}/dep_root",)),
+    Case("kernel_import_fails_in_a_helper_of_srcs", "kernel", "compile",
+         "a helper module next to the kernel file (in srcs) whose import raises, compiled by a rule",
+         ("//kernels:k: attribute 'srcs': importing imports_broken_helper.py failed",
+          "KeyError: 'large' (raised in broken_helper.py:3, which imports_broken_helper.py "
+          "imports)"),
+         ("the cause is in broken_helper.py, not in imports_broken_helper.py",
+          "fix broken_helper.py:3"),
+         flags={"kernel_path": "{K}/imports_broken_helper.py", "kernel_name": "k",
+                "signature": "*fp32", "constexprs": None, "grid": "1",
+                "bazel_target": "//kernels:k"}),
     Case("kernel_import_misses_a_data_file", "kernel", "compile",
          "a dep that opens a file at import which no py_library lists, compiled by a rule",
          ("//kernels:k: attribute 'deps': importing imports_needs_data.py failed",
@@ -1358,6 +1374,12 @@ CAPTURE_CASES = [
          ("//pkg:scaled: bad_launchers.py:37", "asks the GPU (triton.runtime.driver.active.utils.get_device_properties)"),
          ("pass the value to the launcher as an argument", "NUM_SMS"),
          flags={"launcher": "device_query"}),
+    Case("capture_synchronize", "launcher", "capture",
+         "the launcher calls `torch.cuda.synchronize()` after its launch",
+         ("//pkg:scaled: bad_launchers.py:59", "calls torch.cuda.synchronize(), which waits for "
+          "the GPU"),
+         ("remove the torch.cuda.synchronize() call from the launcher",),
+         flags={"launcher": "synchronizes"}),
     Case("capture_global_tensor", "launcher", "capture",
          "a launch writes a module-level tensor, not an input or an allocation",
          ("//pkg:scaled: bad_launchers.py:46", "argument Y of scale_kernel", "neither got nor allocated"),
@@ -1379,7 +1401,62 @@ CAPTURE_CASES = [
          flags={"call": "fp32(n"}),
 ]
 
-CASES = COMPILE_CASES + LINK_CASES + RULE_CASES + RUNTIME_CASES + CAPTURE_CASES
+# The autotune_configs tool (triton_autotune_algos' action): every case gives its flags.
+AUTOTUNE_BASE = {
+    "target": "cuda:90",
+    "out": "{OUT}/algos.bzl",
+}
+
+AUTOTUNE_CASES = [
+    Case("autotune_triton_switched_off_by_a_dep", "kernel", "autotune",
+         "a dep that binds module objects named `triton` for `triton` and `tl` at import (vLLM's "
+         "placeholders), read by triton_autotune_algos",
+         ("//kernels:algos: attribute 'deps': 'tuned_kernel' is not a @triton.jit function in "
+          "autotuned_triton_off.py", "`triton` is not Triton but TritonPlaceholder from "
+          "'triton_off_module'"),
+         ("The cause is in that dep, not in the kernel file", ".dist-info"),
+         flags={"kernel_path": "{K}/autotuned_triton_off.py", "kernels": "tuned_kernel",
+                "bazel_target": "//kernels:algos"},
+         extra=("--import_path={K}/dep_root",)),
+]
+
+# The torch-op generator (triton_torch_library's action): `flags["spec"]` is one op's
+# triton_torch_op(...) (JSON) over a library `k` whose NAME_default takes (x_ptr, out_ptr, n).
+TORCH_LIBRARY_PARAMS = (("x_ptr", "CUdeviceptr", "x_ptr", "*fp32"),
+                        ("out_ptr", "CUdeviceptr", "out_ptr", "*fp32"),
+                        ("n", "int32_t", "n", "i32"))
+
+TORCH_CASES = [
+    Case("torch_outputs_names_a_scalar", "rule attribute", "torch",
+         "`triton_torch_op(outputs = {...})` naming the integer parameter `n`",
+         ("//pkg:ops: op 'o': outputs: 'n' is a scalar parameter (int32_t) of k_default(), "
+          "not a pointer",),
+         ("remove 'n' from outputs", "bind = {\"n\": \"EXPRESSION\"}"),
+         flags={"spec": '{"args": ["x"], "outputs": {"out_ptr": "x.shape", "n": "x.size(0)"}}'}),
+]
+
+# Refusals that only a build of several targets, or their import, shows: each is a Bazel test
+# (`shown_by`, whose source names the case id) rather than one tool run.
+BAZEL_TEST_CASES = [
+    Case("c_name_clash_in_one_binary", "rule attribute", "bazel test",
+         "two triton_kernel_library targets with the same c_name linked into one cc_binary",
+         ("multiple definition of `rules_triton_c_name_clash_scale_is_the_c_name_of_two_"
+          "triton_kernel_library_targets_in_this_link_give_one_another_c_name'",
+          "//tests/link_clash/a:scale_a", "//tests/link_clash/b:scale_b"),
+         ("give_one_another_c_name",),
+         flags={"shown_by": "tests/link_clash/test_c_name_clash.py"}),
+    Case("torch_namespace_clash_at_import", "rule attribute", "bazel test",
+         "two triton_torch_library targets registering the same namespace::op, imported in one "
+         "process",
+         ("//tests/torch_ops:clashing_ops: attribute 'namespace': 'rules_triton_aligned' (ops "
+          "rules_triton_aligned::add) is already registered in this process by "
+          "//tests/torch_ops:aligned_ops",),
+         ("give //tests/torch_ops:clashing_ops another namespace",),
+         flags={"shown_by": "tests/torch_ops/test_namespace_clash.py"}),
+]
+
+CASES = (COMPILE_CASES + LINK_CASES + RULE_CASES + RUNTIME_CASES + CAPTURE_CASES
+         + AUTOTUNE_CASES + TORCH_CASES + BAZEL_TEST_CASES)
 
 
 def by_id() -> dict:
@@ -1399,3 +1476,4 @@ def check() -> None:
         assert c.at_build == (c.tool == "rule" and bool(c.flags)), c.id
         assert not c.at_build or c.flags["bazel_target"] == _rule_subject(c.id), c.id
         assert (c.tool == "runtime") == bool(c.call), c.id
+        assert (c.tool == "bazel test") == ("shown_by" in c.flags), c.id

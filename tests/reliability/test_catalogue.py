@@ -38,7 +38,9 @@ REPO = Path(triton_aot.__file__).resolve().parent.parent
 # and the rule cases refused at build, by the compile tool as the library's action runs it
 # The catalogue's tools, by the module that runs them.
 TOOL_MODULES = {"compile": "triton_aot.compile.compile", "link": "triton_aot.emit_c.link",
-                "capture": "triton_aot.capture.tool"}
+                "capture": "triton_aot.capture.tool",
+                "autotune": "triton_aot.compile.autotune_configs",
+                "torch": "triton_aot.torch.torch_ops"}
 TOOL_CASES = [c for c in catalogue.CASES if c.tool in TOOL_MODULES or c.at_build]
 
 
@@ -135,15 +137,44 @@ def capture_argv(case, dirs: dict, verbose: bool = False) -> list:
     return [_subst(a, dirs) for a in argv] + (["--verbose"] if verbose else [])
 
 
+def autotune_argv(case, dirs: dict, verbose: bool = False) -> list:
+    flags = dict(catalogue.AUTOTUNE_BASE)
+    flags.update(case.flags)
+    argv = [f"--{k}={v}" for k, v in flags.items() if v is not None] + list(case.extra)
+    return [_subst(a, dirs) for a in argv] + (["--verbose"] if verbose else [])
+
+
+def torch_argv(case, dirs: dict, verbose: bool = False) -> list:
+    """The generator's plan for one op (case.flags["spec"]) over a library description of `k`."""
+    from triton_aot.contract import library
+    stream = library.Param("stream", "CUstream", None, None)
+    args = tuple(library.Param(*p) for p in catalogue.TORCH_LIBRARY_PARAMS)
+    description = library.Library(
+        name="k", header="k.h", backend="cuda",
+        functions=(library.Function("k_default", "default", (stream, *args)),),
+        algos=(library.Algo(0, "BLOCK=128 num_warps=4 num_stages=3", "0" * 16),),
+        specializations=((("x_ptr", 16), ("out_ptr", 16)),),
+        variants=(library.Variant("k_a0_s0_sm90", 0, 0, "cuda:90"),), tuning=None)
+    lib = dirs["TMP"] / "k.library.json"
+    lib.write_text(description.to_json())
+    plan = dirs["TMP"] / "plan.json"
+    plan.write_text(json.dumps({
+        "namespace": "ns", "label": "//pkg:ops", "so_name": "libops.so",
+        "ops": [{"name": "o", "spec": json.loads(case.flags["spec"]),
+                 "lib": {"description": str(lib), "include": "k.h"}}]}))
+    return [f"--plan={plan}", f"--out_cc={dirs['OUT']}/ops.cc",
+            f"--out_py={dirs['OUT']}/ops.py"] + (["--verbose"] if verbose else [])
+
+
 def run_case(case, root: Path, verbose: bool = False) -> dict:
     dirs = {"K": KERNELS, "OUT": root / "out", "TMP": root / "tmp"}
     for key in ("OUT", "TMP"):
         dirs[key].mkdir(parents=True)
     home = root / "home"
     home.mkdir()
-    tool = case.tool if case.tool in ("link", "capture") else "compile"
-    argv = {"compile": compile_argv, "link": link_argv, "capture": capture_argv}[tool](
-        case, dirs, verbose)
+    tool = case.tool if case.tool in ("link", "capture", "autotune", "torch") else "compile"
+    argv = {"compile": compile_argv, "link": link_argv, "capture": capture_argv,
+            "autotune": autotune_argv, "torch": torch_argv}[tool](case, dirs, verbose)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TRITON_", "PYTHON"))}
     env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", HOME=str(home),
                TMPDIR=str(dirs["TMP"]))
@@ -303,6 +334,21 @@ def test_runtime_case(case, runtime_program):
                          env=dict(os.environ, LD_LIBRARY_PATH=str(fake)), check=True).stdout
     for fragment in case.culprit + case.fix:
         assert fragment in out, f"missing {fragment!r} in {out!r}"
+
+
+@pytest.mark.parametrize("case", [c for c in catalogue.CASES if c.tool == "bazel test"],
+                         ids=lambda c: c.id)
+def test_bazel_test_case_is_checked_by_its_test(case):
+    """A refusal only a build or an import shows is checked by its own Bazel test, whose source
+    names the case and holds every fragment of the message it checks."""
+    import ast
+    source = (REPO / case.flags["shown_by"]).read_text()
+    assert case.id in source, f"{case.flags['shown_by']} does not name {case.id}"
+    strings = [n.value for n in ast.walk(ast.parse(source))
+               if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    for fragment in case.culprit + case.fix:
+        assert any(fragment in text for text in strings), \
+            f"{case.flags['shown_by']} does not check {fragment!r}"
 
 
 # ----------------------------------------------------------------------------- the catalogue

@@ -39,6 +39,10 @@ def _lib(tmp_path):
     ({"args": ["x"], "outputs": {"out_ptr": "x.shape"}},
      "op 'o': parameter 'n' (int32_t) of k_default() is bound to nothing: add bind = {\"n\": "
      "\"EXPRESSION\"} (e.g. \"x.size(0)\") or an argument 'n'"),
+    ({"args": ["x"], "outputs": {"out_ptr": "x.shape", "n": "x.shape"}},
+     "op 'o': outputs: 'n' is a scalar parameter (int32_t) of k_default(), not a pointer; outputs "
+     "names the pointer parameters the op allocates and returns: remove 'n' from outputs and "
+     "give its value with bind = {\"n\": \"EXPRESSION\"} or an argument 'n'"),
     ({"args": ["x"], "bind": {"n": "x.numel()"}},
      "op 'o': pointer parameter 'out_ptr' of k_default() is bound to no tensor: add bind = "
      "{\"out_ptr\": \"TENSOR\"} or outputs = {\"out_ptr\": \"SHAPE\"}"),

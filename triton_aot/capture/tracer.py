@@ -305,6 +305,13 @@ def capture_call(launcher: Callable, inputs: FakeInputs, call: ExampleCall,
             result = launcher(*call.args, **call.kwargs)
     except DeviceAccessRefused as e:  # the build-time driver's or torch.cuda's refusal
         asked = re.search(r"calls (\S+), which needs a GPU", e.message)
+        called = asked.group(1).removesuffix("()") if asked else ""
+        if called.endswith(".synchronize"):
+            # a wait, not a question: nothing to pass instead, and nothing to wait for
+            raise CaptureRefused(
+                f"{what}: {_traceback_line(e)}: the launcher calls {called}(), which waits for "
+                "the GPU; the captured op runs its launches in order on the caller's stream and "
+                f"needs no wait: remove the {called}() call from the launcher") from None
         raise CaptureRefused(
             f"{what}: {_traceback_line(e)}: the launcher asks the GPU "
             f"({asked.group(1) if asked else 'a device query'}), which a build without one "

@@ -3,7 +3,7 @@
 Every tool that imports a kernel file (compile, its import check, autotune_configs) does it the
 same way: Triton's caches and environment kept out (triton_adapter.hermetic_env), Triton's
 driver and torch.cuda answering for the action's target (build_driver, build_torch_cuda), and
-the kernel module loaded with the deps' import roots and forgotten afterwards (kernel_loader).
+the kernel module loaded with the deps' import roots (kernel_loader).
 """
 
 from __future__ import annotations

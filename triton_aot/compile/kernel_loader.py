@@ -1,9 +1,10 @@
 """Imports the kernel file and finds the @triton.jit function to compile.
 
-Why a context manager: the persistent worker runs many requests in one process, so
-everything an import leaves behind (sys.path entries, the kernel module, helper modules
-found through the import roots) is undone when the request ends, and the next request
-imports fresh copies.
+Modules are never dropped: a module's import may register things process-wide (torch custom
+ops, class registries) and refuse to run twice in one process. The persistent worker instead
+runs every request that imports the same files in one process of their own (worker.py,
+request_key.py), where a second load finds the kernel module already imported, as a kernel
+file's own `import` statement would. The context manager restores sys.path (the import roots).
 
 The kernel module is named after the file's stem (as upstream compile.py does; a stem that is
 not an identifier, such as the tutorials' `01-vector-add`, is spelled as one: `_01_vector_add`),
@@ -79,11 +80,10 @@ def load_kernel(kernel_path: str | None, kernel_name: str,
         top = module_name.partition(".")[0]
         shadows = (Path(kernel_dir) / f"{top}.py").exists() or (Path(kernel_dir) / top).exists()
         roots = import_roots + ([] if shadows else [kernel_dir])
-    if _taken(module_name):
+    if _taken(module_name, roots):
         raise UserError(f"--kernel_path: the kernel file {path.name!r} shadows the Python "
                         f"module {module_name!r}; rename the kernel file")
     saved_path = list(sys.path)
-    saved_modules = set(sys.modules)
     saved_bytecode = sys.dont_write_bytecode
     sys.dont_write_bytecode = True  # never write .pyc next to (read-only) sources
     sys.path[:0] = roots
@@ -97,7 +97,6 @@ def load_kernel(kernel_path: str | None, kernel_name: str,
     finally:
         sys.path[:] = saved_path
         sys.dont_write_bytecode = saved_bytecode
-        _forget_modules(saved_modules, roots, module_name)
 
 
 @contextlib.contextmanager
@@ -111,7 +110,6 @@ def _load_module(module_name: str, kernel_name: str, import_paths: Sequence[str]
             raise UserError(f"--import_path: {root!r} is not a directory")
     roots = [os.path.abspath(p) for p in import_paths]
     saved_path = list(sys.path)
-    saved_modules = set(sys.modules)
     saved_bytecode = sys.dont_write_bytecode
     sys.dont_write_bytecode = True
     sys.path[:0] = roots
@@ -143,15 +141,6 @@ def _load_module(module_name: str, kernel_name: str, import_paths: Sequence[str]
     finally:
         sys.path[:] = saved_path
         sys.dont_write_bytecode = saved_bytecode
-        # only modules found through the deps' roots are dropped; installed packages stay
-        # imported (importing extension modules twice is not safe)
-        _forget_modules(saved_modules, roots, module_name if _found_in_roots(module_name, roots)
-                        else "")
-
-
-def _found_in_roots(module_name: str, roots: list[str]) -> bool:
-    top = sys.modules.get(module_name.partition(".")[0])
-    return top is not None and _found_in(top, set(roots))
 
 
 def module_name_for_file(stem: str) -> str:
@@ -164,10 +153,16 @@ def module_name_for_file(stem: str) -> str:
     return name
 
 
-def _taken(name: str) -> bool:
-    """Whether importing a top-level module `name` would clash with an existing module."""
+def _taken(name: str, roots: Sequence[str]) -> bool:
+    """Whether importing a top-level module `name` would clash with an existing module: one of
+    the standard library, or one already imported from elsewhere than the import `roots` (a
+    module found in the roots is this kernel's own, imported by an earlier load in this
+    process)."""
     top = name.partition(".")[0]
-    return top in sys.modules or top in sys.stdlib_module_names
+    if top in sys.stdlib_module_names:
+        return True
+    module = sys.modules.get(top)
+    return module is not None and not _found_in(module, set(roots))
 
 
 def _module_name(path: Path, import_roots: Sequence[str]) -> str:
@@ -185,7 +180,8 @@ def _module_name(path: Path, import_roots: Sequence[str]) -> str:
     holding = [parts for parts in relative if parts and parts[0] != os.pardir]
     if holding:
         parts = min(holding, key=len)
-        if len(parts) > 1 and all(p.isidentifier() for p in parts) and not _taken(parts[0]):
+        if (len(parts) > 1 and all(p.isidentifier() for p in parts)
+                and not _taken(parts[0], import_roots)):
             return ".".join(parts)
     return module_name_for_file(path.stem)
 
@@ -200,11 +196,21 @@ def _import(path: Path, module_name: str, bazel_target: str | None,
                                 f"{getattr(module, '__file__', None)!r}, not {str(path)!r}; "
                                 "check the --import_path order")
             return module
+        loaded = sys.modules.get(module_name)
+        if loaded is not None and os.path.abspath(getattr(loaded, "__file__", "") or "") == \
+                os.path.abspath(path):
+            return loaded  # loaded before in this process: never executed twice
         spec = importlib.util.spec_from_file_location(module_name, path)
         module = importlib.util.module_from_spec(spec)
-        # Registered while executing so that dataclasses/typing/self-imports behave as usual.
+        # Registered while executing so that dataclasses/typing/self-imports behave as usual;
+        # dropped again when it fails, as `import` drops a module that raised
         sys.modules[module_name] = module
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            if sys.modules.get(module_name) is module:
+                del sys.modules[module_name]
+            raise
         return module
     except UserError:
         raise
@@ -237,6 +243,16 @@ def import_failure(e: BaseException, what: str, path: Path, flag: str,
             f"{flag}: importing {what} failed: {detail}; pass --import_path=DIR for the folder "
             f"that holds {top!r}, or install its package in this interpreter")
     raiser = _raising_file(e, roots)
+    # (a file missing at import is a `data` omission, named below)
+    helper = None if isinstance(e, FileNotFoundError) else _raising_helper(e, path)
+    if helper is not None and (raiser is None or raiser.file in (helper.file,
+                                                                 os.path.abspath(path))):
+        # a module next to the kernel file (another file of its srcs) raised: its own line
+        where = f"{bazel_target}: attribute 'srcs'" if bazel_target else flag
+        return UserError(
+            f"{where}: importing {what} failed: {type(e).__name__}: {_message(e)} (raised in "
+            f"{helper.relative}:{helper.line}, which {path.name} imports); the cause is in "
+            f"{helper.relative}, not in {path.name}: fix {helper.relative}:{helper.line}")
     # `what` is the module's name when the kernel comes from --kernel_module
     in_kernel_file = (raiser is None or raiser.file == os.path.abspath(path)
                       or raiser.module == what)
@@ -297,6 +313,26 @@ def _raising_file(e: BaseException, roots: Sequence[str]) -> _Place | None:
     return None
 
 
+def _raising_helper(e: BaseException, path: Path) -> _Place | None:
+    """The innermost place of `e`'s traceback in another file of the kernel file's own folder
+    (a helper module of the library's srcs), or None."""
+    kernel = os.path.abspath(path)
+    folder = os.path.dirname(kernel)
+    places = [(f.filename, f.lineno) for f in traceback.extract_tb(e.__traceback__)]
+    if isinstance(e, SyntaxError) and e.filename:
+        places.append((e.filename, e.lineno))
+    for filename, lineno in reversed(places):
+        file = os.path.abspath(filename)
+        if file != kernel and os.path.dirname(file) == folder:
+            name = os.path.basename(file)
+            return _Place(file, name, name.rpartition(".")[0], lineno or 0)
+    return None
+
+
+def _message(e: BaseException) -> str:
+    return e.msg if isinstance(e, SyntaxError) else str(e)
+
+
 def _describe(e: BaseException, path: Path) -> str:
     """`Type: message` plus the innermost line of the kernel file involved, if any."""
     text = f"{type(e).__name__}: {e}"
@@ -354,8 +390,18 @@ def _triton_stand_in(module: Any) -> tuple[str, Any, str] | None:
         value = vars(module).get(name)
         if value is None:
             continue
-        origin = (value.__name__ if isinstance(value, types.ModuleType)
-                  else type(value).__module__)
+        if isinstance(value, types.ModuleType):
+            # Triton's own module is the one imported under its name; a placeholder may be a
+            # module object that calls itself "triton" (vLLM's is), made by another module
+            if sys.modules.get(value.__name__) is value:
+                origin = value.__name__
+            else:
+                origin = type(value).__module__
+                origin = value.__name__ if origin == "builtins" else origin
+                if origin == "triton" or origin.startswith("triton."):
+                    origin = f"a module object named {value.__name__!r}"
+        else:
+            origin = type(value).__module__
         if origin != "triton" and not origin.startswith("triton."):
             return name, value, origin
     return None
@@ -364,24 +410,6 @@ def _triton_stand_in(module: Any) -> tuple[str, Any, str] | None:
 def kernel_wrappers(kernel: LoadedKernel) -> tuple:
     """The @triton.autotune / @triton.heuristics objects around the kernel, outermost first."""
     return getattr(kernel.fn, "_rules_triton_wrappers", ())
-
-
-def _forget_modules(before: set[str], roots: list[str], module_name: str) -> None:
-    """Drops the kernel module and every new module that was found through `roots`.
-
-    Modules found elsewhere (triton's lazily imported submodules, numpy...) stay: importing
-    extension modules twice is not safe.
-    """
-    root_set = set(roots)
-    new = [name for name in sys.modules if name not in before]
-    local_tops = {module_name.partition(".")[0]}
-    for name in new:
-        if "." not in name and _found_in(sys.modules[name], root_set):
-            local_tops.add(name)
-    for name in new:
-        if name.partition(".")[0] in local_tops:
-            del sys.modules[name]
-    importlib.invalidate_caches()
 
 
 def _found_in(module: Any, roots: set[str]) -> bool:

@@ -1,18 +1,23 @@
-"""Bazel persistent worker, JSON protocol (`--persistent_worker`), as a zygote.
+"""Bazel persistent worker, JSON protocol (`--persistent_worker`), as a zygote with keyed children.
 
 Reads WorkRequest objects from stdin ({"arguments": [...], "requestId": N, ...}) and writes
 one WorkResponse line per request to stdout ({"exitCode", "output", "requestId"}).
 
-Why a zygote: Triton's native code keeps memory after every compile (about 0.8 MiB a compile
-under Python 3.14, see bench/results/worker.md) and nothing in Python gives it back, so a worker
-that compiled in-process grew without bound. Exiting the worker past a memory limit does not
-work either (Bazel 7.7.1 sends the next request to the exited worker). So the worker process
-(the parent) imports Triton and runs one warm-up compile, once, and never compiles again;
-requests run in a child forked from that warm parent. The child serves requests until it has
-grown by CHILD_GROWTH_LIMIT_MIB, then exits, taking what Triton leaked with it, and a fresh
-child forked from the parent takes over (forked as soon as the old one retires, not when the
-next request arrives). The worker's memory is bounded by the parent's (flat) plus one child's
-limit, and the fork's cost is shared by the requests one child serves.
+A request must give exactly what a one-shot process gives. The user's modules (the kernel file,
+its deps) may register things process-wide at import (torch custom ops, class registries), and
+refuse to be imported a second time in one process; so no module of the user's is ever dropped
+and imported again. Instead the worker process (the parent) imports Triton and runs one warm-up
+compile, once, and never compiles again; requests run in children forked from that warm parent,
+one child per request key (what the request imports: for the compile tool, request_key.py). A
+child keeps its modules and serves only requests of its key, so a dep that takes seconds to
+import is imported once per child, not once per action.
+
+Why children at all: Triton's native code keeps memory after every compile (about 0.8 MiB a
+compile under Python 3.14, see bench/results/worker.md) and nothing in Python gives it back, and
+exiting the worker past a memory limit does not work (Bazel 7.7.1 sends the next request to the
+exited worker). A child that has grown by CHILD_GROWTH_LIMIT_MIB exits, taking what Triton leaked
+with it, and at most MAX_CHILDREN keyed children live at once (the least recently used one
+retires), so the worker's memory is bounded by the parent's (flat) plus that many children.
 
 - Requests are parsed as a stream of JSON objects, with or without newlines between them
   (older Bazel versions write no separator).
@@ -27,15 +32,15 @@ limit, and the fork's cost is shared by the requests one child serves.
 - No process is left behind when a compile is stopped half-way:
   * each child runs in its own process group, which the parent kills (SIGKILL) when the child
     retires or dies, so no stray grandchild outlives its child;
-  * SIGTERM/SIGINT/SIGHUP of the worker kill the running child's process group, then the worker;
+  * SIGTERM/SIGINT/SIGHUP of the worker kill every child's process group, then the worker;
   * SIGKILL of the worker cannot be caught, so every process in the tree is made to die with its
     parent: the child and every program spawned through `subprocess` (ptxas, cuobjdump) get
     PR_SET_PDEATHSIG(SIGKILL), which the kernel delivers when their parent dies and which
     survives exec.
-- Where fork() or prctl() are missing (not Linux), or with RULES_TRITON_WORKER_IN_PROCESS=1 (the
-  benchmark's baseline), requests run in the worker process itself, as before.
-  RULES_TRITON_WORKER_CHILD_GROWTH_MIB overrides the limit (tests, benchmarks; 0: one child per
-  request).
+- Where fork() or prctl() are missing (not Linux), or with RULES_TRITON_WORKER_ONE_SHOT=1 (a
+  benchmark's baseline), each request runs as a one-shot process of its own.
+  RULES_TRITON_WORKER_CHILD_GROWTH_MIB overrides the growth limit (tests, benchmarks; 0: a fresh
+  child forked for every request) and RULES_TRITON_WORKER_MAX_CHILDREN the number of children.
 """
 
 from __future__ import annotations
@@ -50,6 +55,8 @@ import struct
 import subprocess
 import sys
 import tempfile
+from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Callable, Iterator, Optional, Sequence
 
 Handler = Callable[[list], int]  # arguments -> exit code; writes its messages to stderr
@@ -192,8 +199,6 @@ def _install_subprocess_death_signal() -> None:
 
 def _can_fork() -> bool:
     global _libc
-    if os.environ.get("RULES_TRITON_WORKER_IN_PROCESS") == "1":
-        return False
     if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
         return False
     try:
@@ -249,27 +254,85 @@ def _rss_kib() -> int:
 # How much a compiling child may grow (MiB of resident memory, measured after each request from
 # its first answer on) before it is retired and a fresh child takes over. Triton leaks native
 # memory on every compile, so a child cannot live forever; but retiring it only after this much
-# growth lets one child serve many compiles, so that fork and teardown stay a small part of the
-# work, unlike a child per request. 0: a fresh child for every request.
+# growth lets one child serve many compiles, so that fork, teardown and the user's imports stay
+# a small part of the work. 0: a fresh child for every request.
 CHILD_GROWTH_LIMIT_MIB = 64
+
+# How many keyed children may live at once (each holds the modules its key imports); past it the
+# least recently used one is retired. Bounds the worker's memory at the parent's plus this many
+# children (each: the parent's pages it shares, its key's imports, CHILD_GROWTH_LIMIT_MIB).
+MAX_CHILDREN = 3
+
+# A child's answer when a file one of its modules came from changed since it imported it: it is
+# retired without running the request, which a fresh child then runs.
+_STALE = "stale"
+
+
+@dataclass
+class _Child:
+    pid: int
+    request_fd: int  # the parent writes requests here
+    result_fd: int  # and reads answers here
+    first_rss_kib: int = 0  # resident memory after its first request
+
+
+def _module_files(known: frozenset) -> dict:
+    """file -> (mtime_ns, size, inode) of every module imported since fork (not in `known`)."""
+    files = {}
+    for name, module in list(sys.modules.items()):
+        if name in known:
+            continue
+        file = getattr(module, "__file__", None)
+        if not file:
+            continue
+        try:
+            st = os.stat(file)
+        except OSError:
+            files[file] = None
+            continue
+        files[file] = (st.st_mtime_ns, st.st_size, st.st_ino)
+    return files
+
+
+def _unchanged(files: dict) -> bool:
+    for file, seen in files.items():
+        try:
+            st = os.stat(file)
+        except OSError:
+            if seen is not None:
+                return False
+            continue
+        if seen != (st.st_mtime_ns, st.st_size, st.st_ino):
+            return False
+    return True
 
 
 class _Zygote:
-    """Runs requests in children forked from this (warm) process.
+    """Runs requests in children forked from this (warm) process, one child per request key.
 
-    A child serves requests one after the other until its memory has grown past
-    CHILD_GROWTH_LIMIT_MIB; then it is retired (it exits, and its whole process group is killed)
-    and the next request goes to a fresh child, forked ahead of time right after the retirement,
-    off any request's clock. The parent never compiles after its warm-up, so it never grows.
+    A request's key says what it imports (for the compile tool: the kernel file or module, the
+    import roots, the target the import answers for, the inputs' digests). A child serves only
+    requests of one key and keeps the modules they import, so no module of the user's is ever
+    executed twice in one process, and a request sees exactly what a fresh process would: its
+    key's modules imported once, as the first request of a one-shot process imports them. A
+    request without a key (None) runs in a child of its own.
+
+    A child is retired (it exits, and its whole process group is killed) once it has grown past
+    CHILD_GROWTH_LIMIT_MIB, after a request that failed (a failed import may have left modules
+    half-imported, which a fresh process would never see), when a file one of its modules came
+    from has changed, and when MAX_CHILDREN others were used more recently. A spare child, forked
+    ahead of time off any request's clock, takes the next new key. The parent never compiles
+    after its warm-up, so it never grows.
     """
 
-    def __init__(self, handle: Handler, close_in_child: Sequence[int], growth_limit_mib: int):
+    def __init__(self, handle: Handler, close_in_child: Sequence[int], growth_limit_mib: int,
+                 max_children: int = MAX_CHILDREN):
         self.handle = handle
         self.close_in_child = list(close_in_child)
         self.growth_limit_kib = growth_limit_mib * 1024
-        self.active = None  # (pid, request fd, result fd) of the child that takes the next request
-        self.first_rss_kib = 0  # the active child's resident memory after its first request
-        self.busy = 0  # the pid of a child running a request, 0 when none
+        self.max_children = max(1, max_children)
+        self.children: "OrderedDict[str, _Child]" = OrderedDict()  # least recently used first
+        self.spare: Optional[_Child] = None
         self.unreaped = []  # retired children, not waited for yet
 
     def install_signal_handlers(self) -> None:
@@ -277,16 +340,19 @@ class _Zygote:
             signal.signal(sig, self._on_signal)
 
     def _on_signal(self, signum, frame):
-        if self.active:
-            _kill_group(self.active[0])
+        for child in list(self.children.values()) + ([self.spare] if self.spare else []):
+            _kill_group(child.pid)
         os._exit(128 + signum)
 
-    def _fork(self) -> tuple:
+    def _fork(self) -> _Child:
         parent = os.getpid()
         request_read, request_write = os.pipe()
         result_read, result_write = os.pipe()
         sys.stdout.flush()  # nothing buffered here may be written again by the child
         sys.stderr.flush()
+        close_in_child = self.close_in_child + [
+            fd for c in list(self.children.values()) + ([self.spare] if self.spare else [])
+            for fd in (c.request_fd, c.result_fd)]
         pid = os.fork()
         if pid == 0:  # ------------------------------------------------------------ the child
             status = 1
@@ -297,7 +363,7 @@ class _Zygote:
                 _set_parent_death_signal(parent)
                 for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                     signal.signal(sig, signal.SIG_DFL)
-                for fd in self.close_in_child:
+                for fd in close_in_child:  # the protocol, and the other children's pipes
                     os.close(fd)
                 null = os.open(os.devnull, os.O_RDONLY)
                 os.dup2(null, 0)  # the protocol's stdin belongs to the parent
@@ -305,12 +371,18 @@ class _Zygote:
                 # Collections would write to pages shared with the parent; requests create
                 # little cyclic garbage, and the child's life is bounded by its memory anyway.
                 gc.disable()
+                known = frozenset(sys.modules)
+                files: dict = {}
                 while True:
                     request = _read_message(request_read)
                     if request is None:  # retired, or the worker is shutting down
                         break
+                    if not _unchanged(files):
+                        _write_message(result_write, json.dumps([_STALE]).encode())
+                        break
                     arguments, sandbox_dir = json.loads(request)
                     code, output = run_captured(self.handle, arguments, sandbox_dir)
+                    files = _module_files(known)
                     _write_message(result_write, json.dumps([code, output, _rss_kib()]).encode())
                 status = 0
             finally:
@@ -322,46 +394,74 @@ class _Zygote:
             os.setpgid(pid, pid)  # also set here, so a kill right after fork finds the group
         except OSError:
             pass
-        return pid, request_write, result_read
+        return _Child(pid, request_write, result_read)
 
     def prepare(self) -> None:
-        """Forks the child for the next request, if there is none (between requests)."""
-        if self.active is None:
-            self.active = self._fork()
-            self.first_rss_kib = 0
+        """Forks the spare child for the next new key, if there is none (between requests)."""
+        if self.spare is None:
+            self.spare = self._fork()
 
-    def retire(self) -> None:
-        """The active child exits (its request pipe closes) and nothing of its group survives."""
-        if self.active is not None:
-            pid, request_write, result_read = self.active
-            self.active = None
-            os.close(request_write)
-            os.close(result_read)
-            _kill_group(pid)
-            self.unreaped.append(pid)
+    def _retire(self, child: _Child) -> None:
+        """The child exits (its request pipe closes) and nothing of its group survives."""
+        os.close(child.request_fd)
+        os.close(child.result_fd)
+        _kill_group(child.pid)
+        self.unreaped.append(child.pid)
 
-    def run(self, arguments: Sequence[str], sandbox_dir: str | None) -> tuple:
+    def _take(self, key: Optional[str]) -> _Child:
+        """The child for `key`: its own, or the spare, which then becomes key's."""
+        if key is not None and key in self.children:
+            self.children.move_to_end(key)
+            return self.children[key]
         self.prepare()
-        pid, request_write, result_read = self.active
-        self.busy = pid
+        child, self.spare = self.spare, None
+        if key is not None:
+            while len(self.children) >= self.max_children:
+                self._retire(self.children.popitem(last=False)[1])
+            self.children[key] = child
+        return child
+
+    def _drop(self, key: Optional[str], child: _Child) -> None:
+        if key is not None and self.children.get(key) is child:
+            del self.children[key]
+        self._retire(child)
+
+    def _exchange(self, child: _Child, arguments: Sequence[str],
+                  sandbox_dir: str | None) -> Optional[list]:
         try:
-            _write_message(request_write, json.dumps([list(arguments), sandbox_dir]).encode())
-            payload = _read_message(result_read)
+            _write_message(child.request_fd,
+                           json.dumps([list(arguments), sandbox_dir]).encode())
+            payload = _read_message(child.result_fd)
         except BrokenPipeError:
             payload = None  # the child died before reading its request
-        finally:
-            self.busy = 0
         try:
-            code, output, rss_kib = json.loads(payload)
+            answer = json.loads(payload)
         except (TypeError, ValueError):
-            self.retire()
+            return None
+        return answer if isinstance(answer, list) else None
+
+    def run(self, arguments: Sequence[str], sandbox_dir: str | None,
+            key: Optional[str] = None) -> tuple:
+        child = self._take(key)
+        answer = self._exchange(child, arguments, sandbox_dir)
+        if answer == [_STALE]:  # a file it imported changed: a fresh child imports it anew
+            self._drop(key, child)
+            child = self._take(key)
+            answer = self._exchange(child, arguments, sandbox_dir)
+        if answer is None or len(answer) != 3:
+            self._drop(key, child)
             _, status = os.waitpid(self.unreaped.pop(), 0)
-            return 1, ("error: internal error in triton_aot worker: the compile process "
-                       f"ended without an answer ({_describe_status(status)})\n")
-        if not self.first_rss_kib:
-            self.first_rss_kib = rss_kib
-        if rss_kib - self.first_rss_kib >= self.growth_limit_kib:
-            self.retire()
+            return 1, ("error: internal error in the triton_aot persistent worker, not in the "
+                       "kernel or its deps: the process compiling this request ended without an "
+                       f"answer ({_describe_status(status)}; out of memory?); the request was "
+                       "not retried. Build again, or with "
+                       "--@rules_triton//:persistent_worker=false\n")
+        code, output, rss_kib = answer
+        if not child.first_rss_kib:
+            child.first_rss_kib = rss_kib
+        if (key is None or int(code) != 0
+                or rss_kib - child.first_rss_kib >= self.growth_limit_kib):
+            self._drop(key, child)
         return int(code), str(output)
 
     def reap(self, block: bool = False) -> None:
@@ -374,8 +474,12 @@ class _Zygote:
                 self.unreaped.remove(pid)
 
     def close(self) -> None:
-        """Retires the active child and waits for every child."""
-        self.retire()
+        """Retires every child and waits for them."""
+        for key in list(self.children):
+            self._retire(self.children.pop(key))
+        if self.spare is not None:
+            self._retire(self.spare)
+            self.spare = None
         self.reap(block=True)
 
 
@@ -428,6 +532,8 @@ def compile_tool_warm_up(handle: Handler) -> Callable[[], int]:
                         f"--out_json={os.path.join(scratch, target[5:] + '.json')}"])
                 if code != 0:
                     return code
+        # the warm-up's module is not the user's: a kernel file of that name may come later
+        sys.modules.pop("rules_triton_warm_up", None)
         return 0
 
     return warm_up
@@ -435,25 +541,44 @@ def compile_tool_warm_up(handle: Handler) -> Callable[[], int]:
 
 # --------------------------------------------------------------------------- the loop
 
+def _run_one_shot(command: Sequence[str], sandbox_dir: str | None) -> tuple:
+    """Runs a request as a process of its own; returns (exit code, its output)."""
+    proc = subprocess.run(list(command), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, cwd=sandbox_dir or None)
+    return proc.returncode, proc.stdout.decode("utf-8", errors="replace")
+
+
+KeyOf = Callable[[list, list, Optional[str]], Optional[str]]  # (arguments, inputs, sandbox) -> key
+
+
 def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
-          warm_up: Optional[Callable[[], Optional[int]]] = None) -> int:
+          warm_up: Optional[Callable[[], Optional[int]]] = None,
+          key: Optional[KeyOf] = None,
+          one_shot: Optional[Callable[[list], list]] = None) -> int:
     """The worker loop; returns when stdin is closed.
 
     `warm_up` runs once in this process before the first request (its output is discarded
     unless it fails: raises, or returns a non-zero exit code); requests then run in forked
-    children where the platform allows it.
+    children where the platform allows it, a child per `key` (`key(arguments, inputs,
+    sandbox_dir)`, from the WorkRequest; without `key` every request has the same one).
+    `one_shot(arguments)`: the command line that runs a request as a process of its own, for
+    platforms without fork() (and RULES_TRITON_WORKER_ONE_SHOT=1); without it such platforms
+    run requests in this process.
     """
     protocol = os.fdopen(os.dup(stdout_fd), "w", encoding="utf-8")
     sys.stdout.flush()
     os.dup2(2, stdout_fd)
     zygote = None
-    if _can_fork():
+    forced_one_shot = os.environ.get("RULES_TRITON_WORKER_ONE_SHOT") == "1" and one_shot
+    if not forced_one_shot and _can_fork():
         _install_subprocess_death_signal()
         limit = os.environ.get("RULES_TRITON_WORKER_CHILD_GROWTH_MIB", "")
+        children = os.environ.get("RULES_TRITON_WORKER_MAX_CHILDREN", "")
         zygote = _Zygote(handle, close_in_child=[protocol.fileno()],
-                         growth_limit_mib=int(limit) if limit.isdigit() else CHILD_GROWTH_LIMIT_MIB)
+                         growth_limit_mib=int(limit) if limit.isdigit() else CHILD_GROWTH_LIMIT_MIB,
+                         max_children=int(children) if children.isdigit() else MAX_CHILDREN)
         zygote.install_signal_handlers()
-    if warm_up is not None:
+    if warm_up is not None and (zygote is not None or one_shot is None):
         code, output = run_captured(lambda _: warm_up() or 0, [], None)
         if code != 0:
             sys.stderr.write("triton_aot worker: warm-up failed (requests still run, only "
@@ -468,12 +593,18 @@ def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
         if request.get("cancel"):
             continue
         arguments = request.get("arguments") or []
+        sandbox_dir = request.get("sandboxDir") or None
         if not isinstance(arguments, list) or not all(isinstance(a, str) for a in arguments):
             code, output = 1, "error: WorkRequest.arguments must be a list of strings\n"
         elif zygote is not None:
-            code, output = zygote.run(arguments, request.get("sandboxDir") or None)
+            inputs = request.get("inputs")
+            request_key = "" if key is None else key(
+                arguments, inputs if isinstance(inputs, list) else [], sandbox_dir)
+            code, output = zygote.run(arguments, sandbox_dir, request_key)
+        elif one_shot is not None:
+            code, output = _run_one_shot(one_shot(arguments), sandbox_dir)
         else:
-            code, output = run_captured(handle, arguments, request.get("sandboxDir") or None)
+            code, output = run_captured(handle, arguments, sandbox_dir)
         response = {"exitCode": code, "output": output,
                     "requestId": int(request.get("requestId") or 0)}
         protocol.write(json.dumps(response) + "\n")

@@ -198,6 +198,15 @@ def _bind_entries(entries: Sequence[SigEntry], params: Sequence[ParamInfo],
             continue
 
         if not param.is_constexpr and isinstance(entry, NameEntry) and entry.name != param.name:
+            later = [p.name for p in params[i + 1:]]
+            if entry.name in later and len(entries) < len(params):
+                # the entries are shifted: one meant for an earlier parameter is not there
+                raise UserError(
+                    f"--signature: an entry is missing: it has {len(entries)} entries for the "
+                    f"{len(params)} parameters of {kernel_name!r} ({_params_text(params)}), so "
+                    f"entry {i + 1}, {entry.name!r}, lines up with {param.name!r}; add the "
+                    f"missing entry (the type of each parameter, in order, up to "
+                    f"{entry.name!r})")
             raise UserError(f"{where}: unknown type {entry.name!r}; use {type_list()}")
         if not param.is_constexpr:
             given = entry.value.repr if isinstance(entry, ValueEntry) else entry.name

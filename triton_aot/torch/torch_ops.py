@@ -416,6 +416,14 @@ def build_op(name: str, spec: dict, lib: dict) -> Op:
         if key not in param_names:
             raise _fail(name, f"{'bind' if key in bind else 'outputs'}: {key!r} is not a parameter "
                               f"of {entry}() ({', '.join(param_names)})")
+    for p in params:
+        if p.name in outputs_spec and p.ctype != "CUdeviceptr":
+            # outputs are the tensors the op allocates: only a pointer parameter can be one
+            raise _fail(name, f"outputs: {p.name!r} is a scalar parameter ({p.ctype}) of "
+                              f"{entry}(), not a pointer; outputs names the pointer parameters "
+                              f"the op allocates and returns: remove {p.name!r} from outputs and "
+                              f"give its value with bind = {{\"{p.name}\": \"EXPRESSION\"}} or "
+                              f"an argument {p.name!r}")
 
     dims: dict[str, int] = {}
     strided: set[str] = set()
@@ -866,6 +874,7 @@ torch.export:
 
 import ctypes
 import os
+import sys
 
 import torch
 from torch.fx.experimental.symbolic_shapes import statically_known_false, sym_and, sym_or
@@ -894,12 +903,34 @@ def _make_torch_symbols_global():
         ctypes.CDLL(path, mode=os.RTLD_GLOBAL | os.RTLD_NOLOAD | os.RTLD_NOW)
 
 
+LABEL = {display_label!r}
+
+
 def _load():
+    # A namespace belongs to one library (torch registers it once); which library loaded which
+    # namespace is kept on a module that is never dropped, so that a second library of the same
+    # namespace is refused naming both, instead of one silently running the other's ops.
+    owners = sys.__dict__.setdefault("_rules_triton_torch_namespaces", {{}})
+    owner = owners.get(NAMESPACE)
+    ops = ", ".join(NAMESPACE + "::" + name for name in SCHEMAS)
+    if owner is not None and owner != LABEL:
+        raise ImportError(
+            f"{{LABEL}}: attribute 'namespace': {{NAMESPACE!r}} (ops {{ops}}) is already "
+            f"registered in this process by {{owner}}, another triton_torch_library; a namespace "
+            f"belongs to one library: give {{LABEL}} another namespace, or move its ops into the "
+            f"ops of {{owner}}")
     namespace = getattr(torch.ops, NAMESPACE)
-    if all(hasattr(namespace, name) for name in SCHEMAS):
+    if owner == LABEL and all(hasattr(namespace, name) for name in SCHEMAS):
         return  # already loaded (e.g. this module imported under two names)
+    taken = [name for name in SCHEMAS if hasattr(namespace, name)]
+    if taken:
+        raise ImportError(
+            f"{{LABEL}}: attribute 'ops': {{', '.join(NAMESPACE + '::' + n for n in taken)}} "
+            "is already registered in this process by something other than a "
+            "triton_torch_library; give the library another namespace")
     _make_torch_symbols_global()
     torch.ops.load_library(LIBRARY)
+    owners[NAMESPACE] = LABEL
 
 
 _load()
@@ -977,7 +1008,10 @@ def render_py(ns: str, label: str, so: str, ops: list[Op]) -> str:
     from triton_aot.torch import torch_steps
     fakes = "\n\n".join(torch_steps.render_py_fake(ns, op) if isinstance(op, torch_steps.StepsOp)
                          else _py_fake(ns, op) for op in ops)
+    # as a BUILD file of the main repository spells it (Bazel's str(label) is "@@//pkg:name")
+    display_label = label[2:] if label.startswith("@@//") else label
     return PY_TEMPLATE.format(ns=ns, names=names, label=label, so=so, usage=usage, schemas=schemas,
+                              display_label=display_label,
                               fakes=fakes)
 
 

@@ -4,7 +4,7 @@ load("@rules_cc//cc:find_cc_toolchain.bzl", "find_cc_toolchain")
 load("@rules_cc//cc/common:cc_common.bzl", "cc_common")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 
-def compile_c_library(ctx, *, c_file, header, runtime):
+def compile_c_library(ctx, *, c_file, header, runtime, extra_srcs = []):
     """Compiles the library's one C file against the C runtime; returns the merged `CcInfo`.
 
     The runtime (`//runtime`: driver table, locks, module cache) is its own cc_library, compiled
@@ -16,6 +16,7 @@ def compile_c_library(ctx, *, c_file, header, runtime):
       c_file: the C File the link action wrote.
       header: its public header File.
       runtime: the runtime's `CcInfo`.
+      extra_srcs: more C Files compiled into the library's object files.
 
     Returns:
       The library's `CcInfo`, the runtime's merged in.
@@ -32,7 +33,7 @@ def compile_c_library(ctx, *, c_file, header, runtime):
         actions = ctx.actions,
         feature_configuration = feature_configuration,
         cc_toolchain = cc_toolchain,
-        srcs = [c_file],
+        srcs = [c_file] + extra_srcs,
         public_hdrs = [header],
         compilation_contexts = [runtime.compilation_context],
         # The generated C is C11; only the API in the header is exported from a shared object.
