@@ -129,19 +129,31 @@ def declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[s
                                        if f in spec["bind"].values()]
         steps.append(spec)
     returned = [k for k, alloc in enumerate(first.allocations) if alloc.returned]
+    args = [t for t in inputs if t in used_inputs] + [f"{f}: float" for f in floats]
+    mutated = _written_inputs(calls, inputs)
     if len(steps) == 1:
         op = steps[0]
-        op["args"] = [t for t in inputs if t in used_inputs] + [f"{f}: float" for f in floats]
-        if not op.get("outputs"):  # writes into inputs: those the launcher hands back
-            mutated = [t for t in inputs if t in first.returned_inputs]
-            if mutated:
-                op["mutates"] = mutated
+        op["args"] = args
+        if mutated:
+            op["mutates"] = mutated
         return op
-    return {
-        "args": [t for t in inputs if t in used_inputs] + [f"{f}: float" for f in floats],
+    op = {
+        "args": args,
         "steps": steps,
         "returns": [[written[k][0], written[k][1]] for k in returned if k in written],
     }
+    if mutated:
+        op["mutates"] = mutated
+    return op
+
+
+def _written_inputs(calls: list[CallCapture], inputs: list[str]) -> list[str]:
+    """The inputs some launch stores to (`Tensor(a!)` in the schema: torch.compile keeps the
+    call and orders it), in argument order; inputs only read are not marked."""
+    written = {a.source.partition(":")[2] for c in calls for launch in c.launches
+               for a in launch.arguments
+               if a.kind == "pointer" and a.source.startswith("input:") and a.name in launch.writes}
+    return [t for t in inputs if t in written]
 
 
 def _step_op(decl: Declaration, calls: list[CallCapture], index: int, lib: str,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -82,6 +83,16 @@ def split_sizes(text: str, what: str) -> tuple[dict[str, int], str]:
     return own, rest.strip()
 
 
+def _check_sizes_used(shared: dict[str, int], calls: list[str], what: str) -> None:
+    """A name of `sizes` that no example call uses would leave the op static where the BUILD
+    file says dynamic (a misspelling, or a size the calls write as a number)."""
+    for name in shared:
+        if not any(re.search(rf"\b{re.escape(name)}\b", split_sizes(c, what)[1]) for c in calls):
+            raise UserError(f"{what}: attribute 'sizes': {name!r} is used by no example call in "
+                            "`calls`; write it where the calls give that size "
+                            f"(e.g. \"bf16({name}, 1024)\"), or remove it from `sizes`")
+
+
 def _run(fv: flags.FlagValues, rest: list[str]) -> None:
     from triton_aot.compile import build_driver, build_torch_cuda
     from triton_aot.capture import declaration, op, record, tracer
@@ -100,6 +111,7 @@ def _run(fv: flags.FlagValues, rest: list[str]) -> None:
         fn = load_launcher(fv.launcher_module, fv.launcher_path, fv.launcher, fv.import_path,
                            what)
         shared = json.loads(fv.sizes)
+        _check_sizes_used(shared, fv.call, what)
         for text in fv.call:
             own, text = split_sizes(text, what)
             inputs = FakeInputs(shared | own, what)  # fresh symbols and guards per call

@@ -50,7 +50,11 @@ def build(name: str, spec: dict, steps: list[dict]) -> StepsOp:
         if not any(o[0] == pname for o in built[int(i)].outputs):
             raise UserError(f"op {name!r}: returns: step {i} allocates no {pname!r}")
         returns.append((int(i), pname))
-    return StepsOp(name, args, built, returns, [], returns)
+    mutates = list(spec.get("mutates") or [])
+    for m in mutates:
+        if m not in [a.name for a in args if a.kind == "Tensor"]:
+            raise UserError(f"op {name!r}: mutates: {m!r} is not a tensor argument")
+    return StepsOp(name, args, built, returns, mutates, returns)
 
 
 def _var(step: int, pname: str) -> str:
