@@ -96,6 +96,13 @@ def declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[s
     """`triton_torch_op` attributes (lib as the library's name) of the launcher; when it makes
     several launches, `steps` (one op's attributes per launch, run in order in one op) and
     `returns` (the tensors the op returns: [step, pointer parameter])."""
+    op = _declare_op(decl, calls, what)
+    names = {t.name: f"{t.name}_arg" for t in calls[0].tensors if t.name in _RESERVED}
+    names |= {n: f"{n}_arg" for n, _ in calls[0].floats if n in _RESERVED}
+    return _renamed(op, names) if names else op
+
+
+def _declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[str, Any]:
     counts = {len(c.launches) for c in calls}
     if len(counts) != 1 or len({tuple(l for l, _ in launches) for _, launches, _ in decl.calls}) != 1:
         raise UserError(f"{what}: the example calls launch different kernels (in number or "
@@ -145,6 +152,23 @@ def declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[s
     if mutated:
         op["mutates"] = mutated
     return op
+
+
+# Argument names a torch op cannot take (`out` and `self` mean something in a schema; `torch`
+# would shadow the module in the generated fake): the op names them NAME_arg.
+_RESERVED = ("out", "self", "torch")
+
+
+def _renamed(value: Any, names: dict[str, str]) -> Any:
+    """`value` (the op's attributes) with each reserved argument name replaced, in expressions
+    and lists alike; dict keys (kernel parameters) stay."""
+    if isinstance(value, str):
+        return re.sub(r"\b(" + "|".join(names) + r")\b", lambda m: names[m.group(1)], value)
+    if isinstance(value, list):
+        return [_renamed(v, names) for v in value]
+    if isinstance(value, dict):
+        return {k: _renamed(v, names) for k, v in value.items()}
+    return value
 
 
 def _written_inputs(calls: list[CallCapture], inputs: list[str]) -> list[str]:

@@ -28,6 +28,14 @@ def _define_flags(fv: flags.FlagValues) -> None:
                         flag_values=fv)
     flags.DEFINE_string("launcher_path", None, "Or: the file that defines it.", flag_values=fv)
     flags.DEFINE_string("launcher", None, "The launcher function's name.", flag_values=fv)
+    flags.DEFINE_multi_string("src", [], "The rule's srcs files (a kernel file elsewhere, in a "
+                              "dep, is imported by module name).", flag_values=fv)
+    flags.DEFINE_string("package", "", "The target's package (for the printed labels).",
+                        flag_values=fv)
+    flags.DEFINE_multi_string("print_src", [], "The target's srcs, as labels to print.",
+                              flag_values=fv)
+    flags.DEFINE_multi_string("print_dep", [], "The target's deps, as labels to print.",
+                              flag_values=fv)
     flags.DEFINE_multi_string("import_path", [], "sys.path roots of srcs and deps.",
                               flag_values=fv)
     flags.DEFINE_multi_string("call", [], "An example call (Python call arguments).",
@@ -116,12 +124,14 @@ def _run(fv: flags.FlagValues, rest: list[str]) -> None:
             own, text = split_sizes(text, what)
             inputs = FakeInputs(shared | own, what)  # fresh symbols and guards per call
             calls.append(tracer.capture_call(fn, inputs, inputs.parse(text, what), what))
-    decl = declaration.declare(calls, fv.name, what)
+    decl = declaration.declare(calls, fv.name, what,
+                               set(fv.src) if fv.src or fv.launcher_module else None)
     torch_op = op.declare_op(decl, calls, what)
     Path(fv.out_record).write_text(record.to_json(calls), encoding="utf-8")
     Path(fv.out_bzl).write_text(declaration.bzl_text(decl, what, torch_op), encoding="utf-8")
-    Path(fv.out_build).write_text(declaration.build_text(decl, fv.targets, torch_op, fv.name),
-                                  encoding="utf-8")
+    build = declaration.build_text(decl, fv.targets, torch_op, fv.name, fv.package,
+                                   tuple(fv.print_src), tuple(fv.print_dep))
+    Path(fv.out_build).write_text(build, encoding="utf-8")
 
 
 TOOL = cli.Tool(

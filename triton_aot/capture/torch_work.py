@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from triton_aot.capture import fake_cuda
 from triton_aot.capture.record import Step
 
 ALLOCATIONS = frozenset({
@@ -86,6 +87,8 @@ def recorder(steps: list[Step], site: Callable[[], str]):
             kind = kind_of(name, func)
             if kind != "metadata":
                 steps.append(Step(kind, name, site()))
-            return func(*args, **(kwargs or {}))
+            # an allocation on the launcher's "cuda" (fake_cuda): on meta, like the inputs
+            args, kwargs = fake_cuda.on_meta(args, kwargs or {})
+            return func(*args, **kwargs)
 
     return _Record()

@@ -22,7 +22,7 @@ import traceback
 from typing import Any, Callable, Iterator
 
 from triton_aot.compile.build_driver import DeviceAccessRefused
-from triton_aot.capture import kernel_writes, sizes, torch_work
+from triton_aot.capture import fake_cuda, kernel_writes, sizes, torch_work
 from triton_aot.capture.examples import ExampleCall, FakeInputs
 from triton_aot.capture.record import (Allocation, Argument, CallCapture, Launch, Step,
                                        TensorInput)
@@ -344,7 +344,7 @@ def _run(launcher: Callable, recorder: _Recorder, call: ExampleCall, what: str) 
                                                DynamicOutputShapeException)
     from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
     try:
-        with _recording(recorder), recorder.inputs.mode, \
+        with _recording(recorder), fake_cuda.looking_like_cuda(), recorder.inputs.mode, \
                 torch_work.recorder(recorder.steps, _stack_line):
             return launcher(*call.args, **call.kwargs)
     except DeviceAccessRefused as e:  # the build-time driver's or torch.cuda's refusal
@@ -357,6 +357,12 @@ def _run(launcher: Callable, recorder: _Recorder, call: ExampleCall, what: str) 
             "or for the SM count declare the kernel explicitly with NUM_SMS in its grid") from None
     except UserError as e:
         raise UserError(f"{e.message} (example call {call.text!r})") from None
+    except fake_cuda.AddressRead as e:
+        raise CaptureRefused(
+            f"{what}: {_traceback_line(e)}: the launcher reads a tensor's address "
+            "(.data_ptr()), which a build without a GPU has not, and which would reach the "
+            "kernel as an integer; pass the tensor itself to the kernel (the op passes its "
+            "address)") from None
     except (DataDependentOutputException, DynamicOutputShapeException,
             GuardOnDataDependentSymNode) as e:
         raise CaptureRefused(
@@ -365,11 +371,6 @@ def _run(launcher: Callable, recorder: _Recorder, call: ExampleCall, what: str) 
             "cannot know; compute it from sizes, or pass it as an argument") from None
     except Exception as e:
         first = str(e).splitlines()[0] if str(e) else ""
-        if "data pointer" in first or "data_ptr" in first:
-            raise CaptureRefused(
-                f"{what}: {_traceback_line(e)}: the launcher reads a tensor's address "
-                "(.data_ptr()), which a build without a GPU has not; pass the tensor itself to "
-                "the kernel (the op passes its address)") from None
         raise CaptureRefused(f"{what}: {_traceback_line(e)}: the launcher failed on example call "
                              f"{call.text!r}: {type(e).__name__}: {first}") from None
 
