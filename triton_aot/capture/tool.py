@@ -113,13 +113,13 @@ def _run(fv: flags.FlagValues, rest: list[str]) -> None:
         raise UserError(f"{what}: attribute 'calls': no example call; give at least one")
     target = parse_target(fv.gpu_target)
     answers = (target.backend, target.arch, target.warp_size, f"{what}: attribute 'launcher'")
+    shared = json.loads(fv.sizes)
+    _check_sizes_used(shared, fv.call, what)
     calls = []
     with hermetic_env(), build_driver.answering_for(*answers), \
             build_torch_cuda.answering_for(*answers):
         fn = load_launcher(fv.launcher_module, fv.launcher_path, fv.launcher, fv.import_path,
                            what)
-        shared = json.loads(fv.sizes)
-        _check_sizes_used(shared, fv.call, what)
         for text in fv.call:
             own, text = split_sizes(text, what)
             inputs = FakeInputs(shared | own, what)  # fresh symbols and guards per call
