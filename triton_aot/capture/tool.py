@@ -57,7 +57,7 @@ def load_launcher(module: str | None, path: str | None, name: str, roots: list[s
     from triton_aot.compile import kernel_loader
     sys.path[:0] = [os.path.abspath(r) for r in roots]
     if path:
-        module = kernel_loader._module_name(Path(path), [os.path.abspath(r) for r in roots])
+        module = kernel_loader.import_name(Path(path), [os.path.abspath(r) for r in roots])
         sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
         mod = importlib.import_module(module)
