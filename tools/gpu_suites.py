@@ -116,11 +116,14 @@ SUITES = {
         "budget_mib": 16,
     },
     "captured": {
-        "doc": "the ops captured from launchers (Liger's wrappers, ours) against those launchers on the JIT",
+        "doc": "the ops captured from launchers (Liger's wrappers, ours) against those launchers on the JIT: eager, torch.compile(fullgraph=True) and an AOTInductor package, at the example sizes and two unseen ones",
         "workspace": ".",
         "copy": [
-            {"target": ["//tests/capture:liger_ops", "//tests/capture:serving_ops"], "glob": ["{name}.py", "lib{name}.so"], "to": ""},
+            {"target": ["//tests/capture:liger_ops", "//tests/capture:serving_ops", "//tests/capture:torch_work_ops"], "glob": ["{name}.py", "lib{name}.so"], "to": ""},
             {"src": "tests/capture/serving_kernels.py", "to": "launchers"},
+            # our launchers of the torch-work patterns, importable as tests.capture...
+            {"src": "tests/capture/torch_work_launchers.py", "to": "launchers/tests/capture"},
+            {"src": "tests/capture/dep/kernels.py", "to": "launchers/tests/capture/dep"},
             {"src": "tests/capture/run_gpu.py", "to": ""},
             # the launchers' own source for the JIT side: the GPU machine has no network
             {"wheel": "liger-kernel", "lock": "tools/kernel_packages.lock", "to": "site"},
@@ -129,7 +132,7 @@ SUITES = {
         "run": [
             {"name": "captured", "cmd": ["python3", "{dir}/run_gpu.py"], "env": {"OUT": "{out}"}},
         ],
-        "budget_mib": 24,
+        "budget_mib": 32,
     },
     "corpus": {
         "doc": "the Liger-Kernel corpus: every kernel against the Triton JIT (output, cubin, time)",

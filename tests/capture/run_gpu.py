@@ -2,9 +2,14 @@
 """The captured ops on a GPU (`tools/gpu pack captured`, then `tools/gpu run captured`): each op
 against the very launcher it was captured from, run through Triton's JIT on the same inputs.
 Both sides run the same kernels with the same configs and grids, so their outputs must be
-bit-identical; the op side must compile nothing (Triton's cache stays empty until the JIT side
-runs). Also: decode attention against torch's attention in fp32, sizes the examples never used
-(the dynamic ones), and a size no example call covers refused by the size-table op.
+bit-identical; the op side must compile nothing (no cubin in Triton's cache nor in Inductor's
+until the JIT side runs).
+
+Every op runs at its example sizes and at two sizes no example used (the dynamic ones), in
+eager mode, under torch.compile(fullgraph=True, dynamic=True), and as an AOTInductor package
+exported over its dynamic sizes. The in-place ops (Liger's RoPE, our `in_place`, which returns
+None) must write their inputs in every mode. Also: decode attention against torch's attention
+in fp32, and a size no example call covers refused by the size-table op.
 
 Prints one PASS/FAIL line per check and writes captured.json into $OUT (or the suite's folder).
 """
@@ -17,11 +22,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="captured_triton_cache_")
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="captured_inductor_cache_")
 sys.path[:0] = [str(HERE), str(HERE / "site"), str(HERE / "launchers")]
 
 import torch  # noqa: E402
 
 RESULTS = []
+MODES = ("eager", "compile", "aoti")
 
 
 def check(name: str, ok: bool, detail: str = "") -> None:
@@ -36,9 +43,99 @@ def same(a, b) -> tuple[bool, str]:
     return torch.equal(a, b), f"max abs diff {diff:g}"
 
 
-def cache_files() -> list[str]:
-    root = Path(os.environ["TRITON_CACHE_DIR"])
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+def cubins() -> list[str]:
+    """Every cubin Triton compiled in this process (the JIT's cache and Inductor's)."""
+    out = []
+    for key in ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR"):
+        root = Path(os.environ[key])
+        out += sorted(str(p) for p in root.rglob("*.cubin"))
+    return out
+
+
+class Case:
+    """One op: inputs per size, the op's and the launcher's outputs, its dynamic dimensions."""
+
+    def __init__(self, name, sizes, make, op, jit, dims, unseen_from=1):
+        self.name, self.sizes, self.make, self.op, self.jit, self.dims = name, sizes, make, op, jit, dims
+        self.unseen_from = unseen_from  # sizes[:unseen_from] are the examples'
+
+
+def cases():
+    from liger_kernel.ops.rms_norm import rms_norm_forward
+    from liger_kernel.ops.rope import rope_forward
+    from liger_kernel.ops.swiglu import swiglu_forward
+    import serving_kernels
+    from tests.capture import torch_work_launchers as ours
+    liger, serving = torch.ops.liger_captured, torch.ops.serving_captured
+    tw = torch.ops.torch_work_captured
+    bf, dev = torch.bfloat16, "cuda"
+    Dim = torch.export.Dim
+
+    def rn(*shape, dtype=torch.float32):
+        return torch.randn(*shape, device=dev, dtype=dtype)
+
+    def rope_op(q, k, cos, sin):
+        liger.rope(q, k, cos, sin)
+        return q, k
+
+    def in_place_op(x, out):
+        tw.in_place(x, out)
+        return (out,)
+
+    def in_place_jit(x, out):
+        assert ours.in_place(x, out) is None
+        return (out,)
+
+    rows, seq, batch, n = (Dim(k, min=2, max=1 << 16) for k in ("rows", "seq", "batch", "n"))
+    return [
+        Case("rms_norm", [2048, 77, 3000], lambda r: (rn(r, 4096), rn(4096)),
+             lambda x, w: tuple(liger.rms_norm(x, w, 1e-6, 0.0)),
+             lambda x, w: (lambda o: (o[0], o[2]))(rms_norm_forward(x, w, 1e-6, 0.0, "llama", False)),
+             ({0: rows}, None)),
+        Case("swiglu", [2048, 3, 77], lambda r: (rn(r, 4096, dtype=bf), rn(r, 4096, dtype=bf)),
+             lambda a, b: (liger.swiglu(a, b, 1.0),), lambda a, b: (swiglu_forward(a, b)[2],),
+             ({0: rows}, {0: rows})),
+        Case("rope", [512, 77, 1000],
+             lambda s: (rn(2, s, 32, 128, dtype=bf).transpose(1, 2), rn(2, s, 8, 128, dtype=bf).transpose(1, 2),
+                        rn(1, s, 128, dtype=bf), rn(1, s, 128, dtype=bf)),
+             rope_op, lambda q, k, cos, sin: tuple(rope_forward(q, k, cos, sin)[:2]),
+             ({2: seq}, {2: seq}, {1: seq}, {1: seq})),
+        Case("rms_scale", [64, 2048, 300], lambda r: (rn(r, 4096, dtype=bf), rn(4096, dtype=bf)),
+             lambda x, w: (serving.rms_scale(x, w, 1e-6),),
+             lambda x, w: (serving_kernels.rms_scale(x, w, 1e-6),), ({0: rows}, None), unseen_from=2),
+        Case("decode_attention", [(4, 4096), (1, 1000), (3, 77)],
+             lambda bs: (rn(bs[0], 32, 128, dtype=bf), rn(bs[0], bs[1], 32, 128, dtype=bf),
+                         rn(bs[0], bs[1], 32, 128, dtype=bf)),
+             lambda q, k, v: (serving.decode_attention(q, k, v, 0.088),),
+             lambda q, k, v: (serving_kernels.decode_attention(q, k, v, 0.088),),
+             ({0: batch}, {0: batch, 1: seq}, {0: batch, 1: seq})),
+        Case("in_place", [4096, 77, 100000], lambda s: (rn(s), torch.zeros(s, device=dev)),
+             in_place_op, in_place_jit, ({0: n}, {0: n})),
+        Case("dep_twice", [4096, 1000, 17], lambda s: (rn(s),), lambda x: (tw.dep_twice(x),),
+             lambda x: (ours.dep_kernel(x),), ({0: n},)),
+        Case("cuda_checked", [4096, 1000, 17], lambda s: (rn(s),), lambda x: (tw.cuda_checked(x),),
+             lambda x: (ours.cuda_checked(x),), ({0: n},)),
+    ]
+
+
+class _Module(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+def runners(case, work: Path):
+    """The op in each mode: eager, torch.compile(fullgraph=True), an AOTInductor package."""
+    compiled = torch.compile(case.op, fullgraph=True, dynamic=True)
+    example = case.make(case.sizes[0])
+    ep = torch.export.export(_Module(case.op), tuple(t.clone() for t in example),
+                             dynamic_shapes=case.dims)
+    package = torch._inductor.aoti_compile_and_package(ep, package_path=str(work / f"{case.name}.pt2"))
+    aoti = torch._inductor.aoti_load_package(package)
+    return {"eager": case.op, "compile": compiled, "aoti": lambda *a: tuple(aoti(*a))}
 
 
 def main() -> int:
@@ -47,77 +144,55 @@ def main() -> int:
         return 77
     import liger_ops  # noqa: F401  (registers torch.ops.liger_captured)
     import serving_ops  # noqa: F401  (registers torch.ops.serving_captured)
-    liger, serving = torch.ops.liger_captured, torch.ops.serving_captured
-    bf, f32, dev = torch.bfloat16, torch.float32, "cuda"
+    import torch_work_ops  # noqa: F401  (registers torch.ops.torch_work_captured)
     torch.manual_seed(0)
+    work = Path(tempfile.mkdtemp(prefix="captured_aoti_"))
 
-    # Inputs first, then every op call, before the JIT side runs anything.
-    cases = {}
-    for rows in (1, 77, 2048):
-        x, w = torch.randn(rows, 4096, device=dev), torch.randn(4096, device=dev)
-        cases[f"rms_norm rows={rows}"] = (x, w, liger.rms_norm(x, w, 1e-6, 0.0))
-    for rows in (3, 2048):
-        a, b = (torch.randn(rows, 4096, device=dev, dtype=bf) for _ in range(2))
-        cases[f"swiglu rows={rows}"] = (a, b, liger.swiglu(a, b, 1.0))
-    for seq in (77, 512):
-        q = torch.randn(2, seq, 32, 128, device=dev, dtype=bf).transpose(1, 2)
-        k = torch.randn(2, seq, 8, 128, device=dev, dtype=bf).transpose(1, 2)
-        cos, sin = (torch.randn(1, seq, 128, device=dev, dtype=bf) for _ in range(2))
-        before = [t.clone() for t in (q, k, cos, sin)]
-        liger.rope(q, k, cos, sin)
-        cases[f"rope seq={seq}"] = (before, (q, k))
-    for rows, cols in ((5, 1024), (64, 1024), (300, 4096), (3000, 4096)):
-        x, w = torch.randn(rows, cols, device=dev, dtype=bf), torch.randn(cols, device=dev, dtype=bf)
-        cases[f"rms_scale {rows}x{cols}"] = (x, w, serving.rms_scale(x, w, 1e-6))
-    for batch, seq in ((1, 1000), (4, 4096), (3, 77)):
-        q = torch.randn(batch, 32, 128, device=dev, dtype=bf)
-        kc, vc = (torch.randn(batch, seq, 32, 128, device=dev, dtype=bf) for _ in range(2))
-        cases[f"decode_attention batch={batch} seq={seq}"] = (q, kc, vc, serving.decode_attention(q, kc, vc, 0.088))
+    # The op side first: every case, size and mode, on clones of the same inputs.
+    runs = []
+    for case in cases():
+        try:
+            modes = runners(case, work)
+        except Exception as e:  # noqa: BLE001 - one FAIL line, the other cases still run
+            check(f"{case.name}: compiles and exports", False, f"{type(e).__name__}: {str(e)[:300]}")
+            continue
+        for i, size in enumerate(case.sizes):
+            inputs = case.make(size)
+            seen = "example" if i < case.unseen_from else "unseen"
+            for mode in MODES:
+                args = tuple(t.clone() for t in inputs)
+                try:
+                    runs.append((case, size, seen, mode, inputs, modes[mode](*args)))
+                except Exception as e:  # noqa: BLE001
+                    check(f"{case.name} {seen} size {size} {mode}: runs", False,
+                          f"{type(e).__name__}: {str(e).splitlines()[0][:300]}")
+    serving = torch.ops.serving_captured
     try:
-        serving.rms_scale(torch.ones(8, 16384, device=dev, dtype=bf),
-                          torch.ones(16384, device=dev, dtype=bf), 1e-6)
+        serving.rms_scale(torch.ones(8, 16384, device="cuda", dtype=torch.bfloat16),
+                          torch.ones(16384, device="cuda", dtype=torch.bfloat16), 1e-6)
         check("rms_scale refuses 16384 columns (no example call covers them)", False, "it ran")
     except RuntimeError as e:
         check("rms_scale refuses 16384 columns (no example call covers them)",
               "no example call of the launcher covers these sizes" in str(e), str(e).splitlines()[0][:160])
     torch.cuda.synchronize()
-    files = cache_files()
-    check("the ops compiled no Triton kernel", not files, f"{len(files)} cache files")
+    files = cubins()
+    check("the ops compiled no Triton kernel (eager, torch.compile, AOTInductor)", not files,
+          f"{len(files)} cubins" + (f": {files[:3]}" if files else ""))
 
-    # The same launchers through Triton's JIT.
-    from liger_kernel.ops.rms_norm import rms_norm_forward
-    from liger_kernel.ops.rope import rope_forward
-    from liger_kernel.ops.swiglu import swiglu_forward
-    import serving_kernels
-    for name, case in cases.items():
-        if name.startswith("rms_norm"):
-            x, w, (y, rstd) = case
-            jy, _, jrstd, *_ = rms_norm_forward(x, w, 1e-6, 0.0, "llama", False)
-            ok1, d1 = same(y, jy)
-            ok2, d2 = same(rstd, jrstd)
-            check(f"{name}: Y and RSTD bit-identical to Liger's wrapper (JIT)", ok1 and ok2, f"Y {d1}, RSTD {d2}")
-        elif name.startswith("swiglu"):
-            a, b, c = case
-            ok, d = same(c, swiglu_forward(a, b)[2])
-            check(f"{name}: bit-identical to Liger's wrapper (JIT)", ok, d)
-        elif name.startswith("rope"):
-            before, (q, k) = case
-            jq, jk, _, _ = rope_forward(*before)
-            ok1, d1 = same(q, jq)
-            ok2, d2 = same(k, jk)
-            check(f"{name}: q and k rotated in place bit-identical to Liger's wrapper (JIT)", ok1 and ok2, f"q {d1}, k {d2}")
-        elif name.startswith("rms_scale"):
-            x, w, y = case
-            ok, d = same(y, serving_kernels.rms_scale(x, w, 1e-6))
-            check(f"{name}: bit-identical to its launcher (JIT)", ok, d)
-        else:
-            q, kc, vc, out = case
-            ok, d = same(out, serving_kernels.decode_attention(q, kc, vc, 0.088))
-            check(f"{name}: both launches bit-identical to the launcher's (JIT)", ok, d)
+    # The same launchers through Triton's JIT, on clones of the same inputs.
+    for case, size, seen, mode, inputs, got in runs:
+        want = case.jit(*(t.clone() for t in inputs))
+        results = [same(g, w) for g, w in zip(got, want)]
+        ok = len(got) == len(want) and all(r[0] for r in results)
+        check(f"{case.name} {seen} size {size} {mode}: bit-identical to its launcher (JIT)", ok,
+              "; ".join(r[1] for r in results))
+        if case.name == "decode_attention" and mode == "eager":
+            q, kc, vc = inputs
             s = torch.einsum("bhd,bshd->bhs", q.float(), kc.float()) * 0.088
             ref = torch.einsum("bhs,bshd->bhd", s.softmax(-1), vc.float())
-            err = (out.float() - ref).abs().max().item()
-            check(f"{name}: matches torch's attention in fp32", err < 2e-2, f"max abs err {err:.2e}")
+            err = (got[0].float() - ref).abs().max().item()
+            check(f"decode_attention size {size}: matches torch's attention in fp32", err < 2e-2,
+                  f"max abs err {err:.2e}")
     passed = sum(r["pass"] for r in RESULTS)
     print(f"\n{passed}/{len(RESULTS)} checks passed")
     out = Path(os.environ.get("OUT") or HERE)

@@ -81,3 +81,67 @@ def test_dynamic_sizes_get_the_patterns_their_other_values_give():
     assert (("Q", 16), ("seq_len", 16), ("stride_kb", 16)) in patterns  # seq = 80: chunk = 10
     assert all(("stride_kb", 16) in p and ("Q", 16) in p for p in patterns)
     assert (("Q", 16), ("seq_len", 1), ("chunk", 16), ("stride_kb", 16)) not in patterns  # never
+
+
+def capture_torch_work(launcher, call="fp32(n)"):
+    from tests.capture import torch_work_launchers
+
+    with build_driver.answering_for("cuda", 90, 32), build_torch_cuda.answering_for("cuda", 90, 32):
+        inputs = FakeInputs({"n": 512}, "//t:w")
+        return tracer.capture_call(getattr(torch_work_launchers, launcher), inputs,
+                                   inputs.parse(call, "//t:w"), "//t:w")
+
+
+def line_of(text):
+    """The line of torch_work_launchers.py that holds `text`."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_work_launchers.py")
+    for number, line in enumerate(open(path), 1):
+        if text in line:
+            return f"torch_work_launchers.py:{number}"
+    raise AssertionError(text)
+
+
+@pytest.mark.parametrize("launcher,call,line,fragment", [
+    ("sort_first", "fp32(n)", "torch.sort(x", "(torch.sort, aten.sort.default)"),
+    ("clone_first", "fp32(n)", "x = x.clone()", "(torch.clone, aten.clone.default)"),
+    ("reduce_after", "fp32(n)", "return y.sum()", "(torch.sum, aten.sum.default)"),
+    ("through_torch_only", "fp32(n), fp32(n)", "return y + bias", "(torch.add, aten.add.Tensor)"),
+    ("torch_between", "fp32(n)", "z = y * 3", "(torch.mul, aten.mul.Tensor)"),
+    ("scalar_constant", "fp32(n)", "add_one_kernel[", "made from Python values (torch.tensor(...))"),
+    ("static_by_arithmetic", "fp32(n)", "float(n) ** -0.5", "fixes the dynamic size n to its example value 512"),
+    ("address_passed", "fp32(n)", "x.data_ptr()", "reads a tensor's address (.data_ptr())"),
+])
+def test_torch_work_is_refused_naming_the_line(launcher, call, line, fragment):
+    from triton_aot.core.errors import UserError
+    with pytest.raises(UserError) as e:
+        capture_torch_work(launcher, call)
+    message = e.value.message
+    assert message.startswith(f"//t:w: {line_of(line)}: "), message
+    assert fragment in message and "\n" not in message, message
+
+
+def test_fake_inputs_are_cuda_to_the_launcher():
+    # cuda_checked asserts x.is_cuda, x.device.type == "cuda" and the current device, allocates
+    # on "cuda" and passes a constexpr None: it captures, its allocation an output
+    call = capture_torch_work("cuda_checked")
+    (launch,) = call.launches
+    assert {a.name: (a.kind, a.value) for a in launch.arguments}["BIAS"] == ("constexpr", None)
+    assert [s.kind for s in call.steps] == ["allocation", "launch"]
+    assert launch.arguments[1].source == "output:0" and launch.writes == ("Y",)
+
+
+def test_in_place_launcher_mutates_what_the_kernel_stores_to():
+    from triton_aot.capture import op
+    call = capture_torch_work("in_place", "fp32(n), fp32(n)")
+    assert call.launches[0].writes == ("Y",)  # torch's analysis of the kernel: X is only read
+    decl = declaration.declare([call], "in_place", "//t:w")
+    spec = op.declare_op(decl, [call], "//t:w")
+    assert spec["args"] == ["x", "out_arg"] and spec["mutates"] == ["out_arg"] and "outputs" not in spec
+
+
+def test_sizes_no_call_uses_is_an_error():
+    from triton_aot.capture import tool
+    from triton_aot.core.errors import UserError
+    with pytest.raises(UserError, match="attribute 'sizes': 'rows' is used by no example call"):
+        tool._check_sizes_used({"n": 4, "rows": 8}, ["fp32(n)", "[n=8] fp32(n, 4)"], "//t:w")
+    tool._check_sizes_used({"n": 4}, ["fp32(n)"], "//t:w")

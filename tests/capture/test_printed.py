@@ -1,13 +1,19 @@
 """`bazel run :NAME_declaration` prints the declaration as explicit BUILD text; evaluated (its
 rules stubbed), that text declares exactly the libraries and op of the committed
-NAME.launcher.bzl, so a user who freezes it gets what the build compiles."""
+NAME.launcher.bzl, with the srcs and deps they import their kernel from, so a user who freezes
+it gets what the build compiles."""
 
 import ast
 import os
 
 import pytest
 
-NAMES = ["liger_rms_norm", "liger_rope", "liger_swiglu", "rms_scale", "decode_attention"]
+NAMES = ["liger_rms_norm", "liger_rope", "liger_swiglu", "rms_scale", "decode_attention",
+         "in_place", "dep_twice", "cuda_checked"]
+# what each target's libraries need to import their kernel, printed with them
+SRCS = {"rms_scale": ["serving_kernels.py"], "decode_attention": ["serving_kernels.py"],
+        "in_place": ["torch_work_launchers.py"], "cuda_checked": ["torch_work_launchers.py"]}
+DEPS = {name: ["//tests/capture/dep:kernels"] for name in ("in_place", "dep_twice", "cuda_checked")}
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -46,8 +52,11 @@ def test_printed_form_is_the_declaration(name):
     assert set(libraries) == set(committed["LIBRARIES"])
     for lib, attrs in committed["LIBRARIES"].items():
         want = dict(attrs)
-        if "kernel_src" in want:  # printed relative to the package
+        if "kernel_src" in want:  # printed relative to the package, with the srcs it needs
             want["kernel_src"] = os.path.basename(want["kernel_src"])
+            want["srcs"] = SRCS[name]
+        if name in DEPS:
+            want["deps"] = DEPS[name]
         assert libraries[lib] == want, lib
     (op,) = ops
     want = dict(committed["OP"])

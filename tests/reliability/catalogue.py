@@ -1358,6 +1358,15 @@ CAPTURE_BASE = {
     "out_build": "{OUT}/scaled.BUILD",
 }
 
+# Launchers of tests/capture that do torch work the captured op would not reproduce.
+TORCH_WORK = "torch_work_launchers.py"
+
+
+def _torch_work(launcher: str, call: str = "fp32(n)") -> dict:
+    return {"launcher_path": "{K}/../../capture/" + TORCH_WORK, "import_path": "{K}/../../..",
+            "launcher": launcher, "call": call}
+
+
 CAPTURE_CASES = [
     Case("capture_host_sync", "launcher", "capture",
          "the launcher sizes its grid by `int(x.sum().item())`",
@@ -1399,6 +1408,42 @@ CAPTURE_CASES = [
          "an example call that is not Python call arguments",
          ("//pkg:scaled: example call 'fp32(n'",), ("write call arguments such as",),
          flags={"call": "fp32(n"}),
+    Case("capture_torch_sort", "launcher", "capture",
+         "the launcher sorts its input with torch before the kernel",
+         (f"//pkg:scaled: {TORCH_WORK}:31", "computes with torch (torch.sort, aten.sort.default)"),
+         ("do that torch work in the caller, or in a kernel",),
+         flags=_torch_work("sort_first")),
+    Case("capture_torch_reduce", "launcher", "capture",
+         "the launcher reduces the kernel's output with torch (`y.sum() / n`)",
+         (f"//pkg:scaled: {TORCH_WORK}:47", "(torch.sum, aten.sum.default)"),
+         ("do that torch work in the caller, or in a kernel",),
+         flags=_torch_work("reduce_after")),
+    Case("capture_torch_only_input", "launcher", "capture",
+         "an input reaches no kernel, only torch (`return y + bias`)",
+         (f"//pkg:scaled: {TORCH_WORK}:65", "(torch.add, aten.add.Tensor)"),
+         ("do that torch work in the caller, or in a kernel",),
+         flags=_torch_work("through_torch_only", "fp32(n), fp32(n)")),
+    Case("capture_torch_between", "launcher", "capture",
+         "torch work between two launches (`z = y * 3`)",
+         (f"//pkg:scaled: {TORCH_WORK}:78", "(torch.mul, aten.mul.Tensor)"),
+         ("do that torch work in the caller, or in a kernel",),
+         flags=_torch_work("torch_between")),
+    Case("capture_torch_constant", "launcher", "capture",
+         "a launch takes `torch.tensor(1.0, device=x.device)`",
+         (f"//pkg:scaled: {TORCH_WORK}:58", "argument ONE of add_one_kernel",
+          "made from Python values (torch.tensor(...))"),
+         ("pass the tensor (or the scalar as a float) to the launcher as an argument",),
+         flags=_torch_work("scalar_constant")),
+    Case("capture_size_fixed", "launcher", "capture",
+         "a dynamic size made static by `float(n) ** -0.5`",
+         (f"//pkg:scaled: {TORCH_WORK}:71", "fixes the dynamic size n to its example value 4096"),
+         ("compute with n as an int, or make it static (leave it out of `sizes`)",),
+         flags=_torch_work("static_by_arithmetic")),
+    Case("capture_sizes_unused", "launcher", "capture",
+         "a name of `sizes` that no example call uses",
+         ("//pkg:scaled: attribute 'sizes': 'rows' is used by no example call",),
+         ("or remove it from `sizes`",),
+         flags={"sizes": '{"n": 4096, "rows": 8}'}),
 ]
 
 # The autotune_configs tool (triton_autotune_algos' action): every case gives its flags.

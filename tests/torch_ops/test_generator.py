@@ -131,7 +131,8 @@ def test_generated_module_compiles(tmp_path, args, entry, schema, fake):
 
 
 def test_generator_refuses_a_module_that_does_not_compile(tmp_path, monkeypatch):
-    monkeypatch.setattr(gen, "_py_fake", lambda ns, op: "def _fake_o(x, alpha=1.0, algo_id):\n")
+    from triton_aot.torch import fake
+    monkeypatch.setattr(fake, "py_fake", lambda ns, op: "def _fake_o(x, alpha=1.0, algo_id):\n")
     spec = {"args": ["x"], "entry": "default", "bind": {"n": "x.numel()"},
             "outputs": {"out_ptr": "x.shape"}}
     with pytest.raises(RuntimeError) as info:

@@ -172,7 +172,10 @@ def _grid_in_arguments(grid: tuple[str, ...], launches: list[Launch]) -> tuple[t
     return tuple(re.sub(r"[A-Za-z_]\w*", name, g) for g in grid), left
 
 
-def declare(calls: list[CallCapture], name: str, what: str) -> Declaration:
+def declare(calls: list[CallCapture], name: str, what: str,
+            srcs: set[str] | None = None) -> Declaration:
+    """The libraries of the captured launches; `srcs`: the rule's srcs files (execroot paths;
+    None: every kernel file of the workspace counts as one)."""
     groups: dict[tuple, list[tuple[tuple[int, int], Launch]]] = {}
     for call_index, call in enumerate(calls):
         for launch_index, launch in enumerate(call.launches):
@@ -220,7 +223,7 @@ def declare(calls: list[CallCapture], name: str, what: str) -> Declaration:
             index_of[where] = (lib_name, (same or [len(algos) - 1])[0])
         libraries.append(Library(
             name=lib_name, kernel=kernel, module=launches[0].module,
-            kernel_src=_kernel_src(launches[0].module), signature=signature,
+            kernel_src=_kernel_src(launches[0].module, srcs), signature=signature,
             specializations=[_spelling(p) for p in patterns], algos=algos,
             launch_args=[f"{n}: i32" for n in sorted(launch_args)],
             sites=sorted({l.site for l in launches})))
@@ -231,21 +234,31 @@ def declare(calls: list[CallCapture], name: str, what: str) -> Declaration:
     return Declaration(libraries, per_call)
 
 
-def _kernel_src(module: str) -> str:
-    """The execroot-relative file of a kernel module from the rule's srcs ("" when installed)."""
+def _kernel_src(module: str, srcs: set[str] | None) -> str:
+    """The repository-relative file of a kernel module from the rule's srcs ("" when it is
+    installed, or a file of a py_library dep: its libraries then import it by module name and
+    depend on the library, whose package may not be the file's folder)."""
     mod = sys.modules.get(module)
     path = os.path.abspath(getattr(mod, "__file__", "") or "")
     here = os.getcwd() + os.sep
-    if path.startswith(here) and "site-packages" not in path:
-        # relative to its repository's root, as a label names it: not under external/REPO/
-        # (the same BUILD file built from another module) nor bazel-out/CONFIG/bin/
-        parts = os.path.relpath(path, here).split(os.sep)
-        if parts[0] == "bazel-out":
-            parts = parts[3:]
-        if parts[0] == "external":
-            parts = parts[2:]
-        return "/".join(parts)
-    return ""
+    if not path.startswith(here) or "site-packages" in path:
+        return ""
+    relative = _repo_relative(os.path.relpath(path, here))
+    if srcs is not None and relative not in {_repo_relative(s) for s in srcs}:
+        return ""
+    return relative
+
+
+def _repo_relative(path: str) -> str:
+    """An execroot-relative path relative to its repository's root, as a label names it: not
+    under external/REPO/ (the same BUILD file built from another module) nor
+    bazel-out/CONFIG/bin/."""
+    parts = os.path.normpath(path).split(os.sep)
+    if parts[0] == "bazel-out":
+        parts = parts[3:]
+    if parts[0] == "external":
+        parts = parts[2:]
+    return "/".join(parts)
 
 
 def _algo_dict(algo: Algo, with_grid: bool) -> dict[str, Any]:
@@ -307,7 +320,11 @@ def bzl_text(decl: Declaration, what: str, op: dict[str, Any] | None = None) -> 
 
 
 def build_text(decl: Declaration, targets: list[str], op: dict[str, Any] | None = None,
-               op_name: str = "") -> str:
+               op_name: str = "", package: str = "", srcs: tuple[str, ...] = (),
+               deps: tuple[str, ...] = ()) -> str:
+    """The declaration as explicit BUILD text for `package`; `srcs` and `deps` (labels as the
+    target gives them) are what each library needs to import its kernel, so the text builds
+    as printed."""
     out = ['load("@rules_triton//rules:defs.bzl", "triton_algo", "triton_kernel_library", '
            '"triton_torch_op")', ""]
     for lib in decl.libraries:
@@ -326,9 +343,13 @@ def build_text(decl: Declaration, targets: list[str], op: dict[str, Any] | None 
                     out.append("        triton_algo(" + ", ".join(args) + "),")
                 out.append("    ],")
             elif key == "kernel_src":
-                out.append(f'    kernel_src = "{os.path.basename(value)}",')
+                out.append(f'    kernel_src = "{_src_label(value, package)}",')
             else:
                 out.append(f"    {key} = {_starlark(value, '    ')},")
+        if srcs and "kernel_src" in attrs:
+            out.append(f"    srcs = {_starlark(list(srcs), '    ')},")
+        if deps:
+            out.append(f"    deps = {_starlark(list(deps), '    ')},")
         if targets:
             out.append(f"    targets = {_starlark(targets, '    ')},")
         out.append(")")
@@ -345,3 +366,10 @@ def build_text(decl: Declaration, targets: list[str], op: dict[str, Any] | None 
         out.append(")")
         out.append("")
     return "\n".join(out)
+
+
+def _src_label(path: str, package: str) -> str:
+    """A kernel file as the BUILD file of `package` names it: "file.py" in the package, else
+    another package's exported file "//pkg:file.py" (as triton_launcher_library does)."""
+    folder, _, name = path.rpartition("/")
+    return name if folder == package else f"//{folder}:{name}"

@@ -96,6 +96,13 @@ def declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[s
     """`triton_torch_op` attributes (lib as the library's name) of the launcher; when it makes
     several launches, `steps` (one op's attributes per launch, run in order in one op) and
     `returns` (the tensors the op returns: [step, pointer parameter])."""
+    op = _declare_op(decl, calls, what)
+    names = {t.name: f"{t.name}_arg" for t in calls[0].tensors if t.name in _RESERVED}
+    names |= {n: f"{n}_arg" for n, _ in calls[0].floats if n in _RESERVED}
+    return _renamed(op, names) if names else op
+
+
+def _declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[str, Any]:
     counts = {len(c.launches) for c in calls}
     if len(counts) != 1 or len({tuple(l for l, _ in launches) for _, launches, _ in decl.calls}) != 1:
         raise UserError(f"{what}: the example calls launch different kernels (in number or "
@@ -129,19 +136,48 @@ def declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[s
                                        if f in spec["bind"].values()]
         steps.append(spec)
     returned = [k for k, alloc in enumerate(first.allocations) if alloc.returned]
+    args = [t for t in inputs if t in used_inputs] + [f"{f}: float" for f in floats]
+    mutated = _written_inputs(calls, inputs)
     if len(steps) == 1:
         op = steps[0]
-        op["args"] = [t for t in inputs if t in used_inputs] + [f"{f}: float" for f in floats]
-        if not op.get("outputs"):  # writes into inputs: those the launcher hands back
-            mutated = [t for t in inputs if t in first.returned_inputs]
-            if mutated:
-                op["mutates"] = mutated
+        op["args"] = args
+        if mutated:
+            op["mutates"] = mutated
         return op
-    return {
-        "args": [t for t in inputs if t in used_inputs] + [f"{f}: float" for f in floats],
+    op = {
+        "args": args,
         "steps": steps,
         "returns": [[written[k][0], written[k][1]] for k in returned if k in written],
     }
+    if mutated:
+        op["mutates"] = mutated
+    return op
+
+
+# Argument names a torch op cannot take (`out` and `self` mean something in a schema; `torch`
+# would shadow the module in the generated fake): the op names them NAME_arg.
+_RESERVED = ("out", "self", "torch")
+
+
+def _renamed(value: Any, names: dict[str, str]) -> Any:
+    """`value` (the op's attributes) with each reserved argument name replaced, in expressions
+    and lists alike; dict keys (kernel parameters) stay."""
+    if isinstance(value, str):
+        return re.sub(r"\b(" + "|".join(names) + r")\b", lambda m: names[m.group(1)], value)
+    if isinstance(value, list):
+        return [_renamed(v, names) for v in value]
+    if isinstance(value, dict):
+        return {k: _renamed(v, names) for k, v in value.items()}
+    return value
+
+
+def _written_inputs(calls: list[CallCapture], inputs: list[str]) -> list[str]:
+    """The inputs some launch stores to (`Tensor(a!)` in the schema: torch.compile keeps the
+    call and orders it), in argument order; inputs only read are not marked."""
+    written = {a.source.partition(":")[2] for c in calls for launch in c.launches
+               for a in launch.arguments
+               if a.kind == "pointer" and a.source.startswith("input:") and a.name in launch.writes}
+    return [t for t in inputs if t in written]
 
 
 def _step_op(decl: Declaration, calls: list[CallCapture], index: int, lib: str,

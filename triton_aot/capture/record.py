@@ -47,6 +47,9 @@ class Launch:
     num_warps: int
     num_stages: int
     grid: tuple[str, ...]  # 1-3 entries in the rules' grid language (docs/kernels.md)
+    # the pointer parameters the kernel stores to (torch's own analysis of user Triton
+    # kernels, triton_aot.capture.kernel_writes): the inputs behind them are mutated
+    writes: tuple[str, ...] = ()
 
     def constexprs(self) -> dict[str, Any]:
         return {a.name: a.value for a in self.arguments if a.kind == "constexpr"}
@@ -76,6 +79,19 @@ class Allocation:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One thing the launcher did, in order. `kind`: "launch" (`op` the kernel's name: the
+    call's launches are its "launch" steps, in order), "allocation" (uninitialised memory,
+    `op` the aten op, e.g. "aten.empty_like.default") or "view" (an alias: "aten.transpose.int").
+    A capture holds no other kind: torch work that computes values ("torch" in
+    triton_aot.capture.torch_work) is refused, so a renderer may take a call's steps as
+    allocations, views and launches only. `site` is the launcher's file:line."""
+    kind: str
+    op: str
+    site: str
+
+
+@dataclass(frozen=True)
 class CallCapture:
     """Everything one example call launched, in order, and the size guards the launcher's
     choices (branches on sizes) added while it ran."""
@@ -86,6 +102,7 @@ class CallCapture:
     floats: tuple[tuple[str, float], ...] = field(default=())  # the launcher's float arguments
     allocations: tuple[Allocation, ...] = field(default=())
     returned_inputs: tuple[str, ...] = field(default=())  # inputs the launcher returns (views)
+    steps: tuple[Step, ...] = field(default=())  # everything it did, in order
 
 
 def to_json(calls: list[CallCapture]) -> str:
@@ -100,7 +117,8 @@ def from_json(text: str) -> list[CallCapture]:
         launches = tuple(
             Launch(kernel=l["kernel"], module=l["module"], site=l["site"],
                    arguments=tuple(Argument(**a) for a in l["arguments"]),
-                   num_warps=l["num_warps"], num_stages=l["num_stages"], grid=tuple(l["grid"]))
+                   num_warps=l["num_warps"], num_stages=l["num_stages"], grid=tuple(l["grid"]),
+                   writes=tuple(l.get("writes", ())))
             for l in c["launches"])
         out.append(CallCapture(
             call=c["call"], launches=launches, guards=tuple(c["guards"]),
@@ -109,5 +127,6 @@ def from_json(text: str) -> list[CallCapture]:
             floats=tuple((n, v) for n, v in c["floats"]),
             allocations=tuple(Allocation(a["dtype"], tuple(a["sizes"]), a["returned"])
                               for a in c["allocations"]),
-            returned_inputs=tuple(c["returned_inputs"])))
+            returned_inputs=tuple(c["returned_inputs"]),
+            steps=tuple(Step(**s) for s in c.get("steps", ()))))
     return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -27,6 +28,14 @@ def _define_flags(fv: flags.FlagValues) -> None:
                         flag_values=fv)
     flags.DEFINE_string("launcher_path", None, "Or: the file that defines it.", flag_values=fv)
     flags.DEFINE_string("launcher", None, "The launcher function's name.", flag_values=fv)
+    flags.DEFINE_multi_string("src", [], "The rule's srcs files (a kernel file elsewhere, in a "
+                              "dep, is imported by module name).", flag_values=fv)
+    flags.DEFINE_string("package", "", "The target's package (for the printed labels).",
+                        flag_values=fv)
+    flags.DEFINE_multi_string("print_src", [], "The target's srcs, as labels to print.",
+                              flag_values=fv)
+    flags.DEFINE_multi_string("print_dep", [], "The target's deps, as labels to print.",
+                              flag_values=fv)
     flags.DEFINE_multi_string("import_path", [], "sys.path roots of srcs and deps.",
                               flag_values=fv)
     flags.DEFINE_multi_string("call", [], "An example call (Python call arguments).",
@@ -48,7 +57,7 @@ def load_launcher(module: str | None, path: str | None, name: str, roots: list[s
     from triton_aot.compile import kernel_loader
     sys.path[:0] = [os.path.abspath(r) for r in roots]
     if path:
-        module = kernel_loader._module_name(Path(path), [os.path.abspath(r) for r in roots])
+        module = kernel_loader.import_name(Path(path), [os.path.abspath(r) for r in roots])
         sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
         mod = importlib.import_module(module)
@@ -82,6 +91,16 @@ def split_sizes(text: str, what: str) -> tuple[dict[str, int], str]:
     return own, rest.strip()
 
 
+def _check_sizes_used(shared: dict[str, int], calls: list[str], what: str) -> None:
+    """A name of `sizes` that no example call uses would leave the op static where the BUILD
+    file says dynamic (a misspelling, or a size the calls write as a number)."""
+    for name in shared:
+        if not any(re.search(rf"\b{re.escape(name)}\b", split_sizes(c, what)[1]) for c in calls):
+            raise UserError(f"{what}: attribute 'sizes': {name!r} is used by no example call in "
+                            "`calls`; write it where the calls give that size "
+                            f"(e.g. \"bf16({name}, 1024)\"), or remove it from `sizes`")
+
+
 def _run(fv: flags.FlagValues, rest: list[str]) -> None:
     from triton_aot.compile import build_driver, build_torch_cuda
     from triton_aot.capture import declaration, op, record, tracer
@@ -94,22 +113,25 @@ def _run(fv: flags.FlagValues, rest: list[str]) -> None:
         raise UserError(f"{what}: attribute 'calls': no example call; give at least one")
     target = parse_target(fv.gpu_target)
     answers = (target.backend, target.arch, target.warp_size, f"{what}: attribute 'launcher'")
+    shared = json.loads(fv.sizes)
+    _check_sizes_used(shared, fv.call, what)
     calls = []
     with hermetic_env(), build_driver.answering_for(*answers), \
             build_torch_cuda.answering_for(*answers):
         fn = load_launcher(fv.launcher_module, fv.launcher_path, fv.launcher, fv.import_path,
                            what)
-        shared = json.loads(fv.sizes)
         for text in fv.call:
             own, text = split_sizes(text, what)
             inputs = FakeInputs(shared | own, what)  # fresh symbols and guards per call
             calls.append(tracer.capture_call(fn, inputs, inputs.parse(text, what), what))
-    decl = declaration.declare(calls, fv.name, what)
+    decl = declaration.declare(calls, fv.name, what,
+                               set(fv.src) if fv.src or fv.launcher_module else None)
     torch_op = op.declare_op(decl, calls, what)
     Path(fv.out_record).write_text(record.to_json(calls), encoding="utf-8")
     Path(fv.out_bzl).write_text(declaration.bzl_text(decl, what, torch_op), encoding="utf-8")
-    Path(fv.out_build).write_text(declaration.build_text(decl, fv.targets, torch_op, fv.name),
-                                  encoding="utf-8")
+    build = declaration.build_text(decl, fv.targets, torch_op, fv.name, fv.package,
+                                   tuple(fv.print_src), tuple(fv.print_dep))
+    Path(fv.out_build).write_text(build, encoding="utf-8")
 
 
 TOOL = cli.Tool(

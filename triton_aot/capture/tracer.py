@@ -22,9 +22,10 @@ import traceback
 from typing import Any, Callable, Iterator
 
 from triton_aot.compile.build_driver import DeviceAccessRefused
-from triton_aot.capture import sizes
+from triton_aot.capture import fake_cuda, kernel_writes, sizes, torch_work
 from triton_aot.capture.examples import ExampleCall, FakeInputs
-from triton_aot.capture.record import Allocation, Argument, CallCapture, Launch, TensorInput
+from triton_aot.capture.record import (Allocation, Argument, CallCapture, Launch, Step,
+                                       TensorInput)
 from triton_aot.core.errors import UserError
 
 
@@ -76,6 +77,7 @@ class _Recorder:
         self.input_storage: dict[int, list[tuple[str, Any]]] = {}  # storage -> [(name, tensor)]
         self.floats: dict[str, float] = {}
         self.allocated: list[Any] = []  # tensors the launcher allocated, as first launched
+        self.steps: list[Step] = []  # launches, allocations, views and torch work, in order
 
     def source_of_tensor(self, t: Any) -> str:
         key = t.untyped_storage()._cdata
@@ -123,11 +125,6 @@ class _Recorder:
         return int(optimization_hint(value))
 
     def record(self, fn: Any, args: tuple, kwargs: dict, grid: Any) -> None:
-        import torch
-        from triton.backends.nvidia.compiler import CUDABackend
-        from triton.runtime.jit import native_specialize_impl
-        from torch._subclasses.fake_tensor import FakeTensor
-
         site = _stack_line()
         params = {p.name: p for p in fn.params}
         kernel_kwargs = {k: v for k, v in kwargs.items() if k in params}
@@ -142,76 +139,90 @@ class _Recorder:
             raise CaptureRefused(f"{self.what}: {site}: launch options {sorted(unknown)} of "
                                  f"{fn.__name__} are not captured; declare this kernel "
                                  "explicitly with triton_kernel_library")
-        arguments = []
-        for name, value in bound.arguments.items():
-            p = params[name]
-            if p.is_constexpr:
-                if isinstance(value, torch.SymInt):
-                    raise CaptureRefused(
-                        f"{self.what}: {site}: constexpr {name} of {fn.__name__} depends on the "
-                        f"dynamic size(s) {self.expr(value)}; a constexpr is compiled in, so "
-                        "make those sizes static (leave them out of `sizes`)")
-                arguments.append(Argument(name, "constexpr", value=_constexpr_value(value)))
-                continue
-            if value is None:
-                arguments.append(Argument(name, "none"))
-                continue
-            specialize = not p.do_not_specialize
-            align = not p.do_not_specialize_on_alignment
-            if isinstance(value, torch.Tensor):
-                if not isinstance(value, FakeTensor):
-                    raise CaptureRefused(
-                        f"{self.what}: {site}: argument {name} of {fn.__name__} is a tensor the "
-                        "launcher neither got nor allocated (a global?); pass it to the "
-                        "launcher as an argument")
-                offset = value.storage_offset()
-                if isinstance(offset, torch.SymInt):
-                    offset = self.hint_of(offset)
-                spec = native_specialize_impl(
-                    CUDABackend, _Pointer(offset * value.element_size(), value.dtype), False,
-                    specialize, align)
-                arguments.append(Argument(name, "pointer", type=spec[0],
-                                          hint=16 if spec[1] == "D" else 0,
-                                          source=self.source_of_tensor(value)))
-                continue
-            if isinstance(value, (bool, float)):
-                spec = native_specialize_impl(CUDABackend, value, False, specialize, align)
-                is_bool = isinstance(value, bool)
-                arguments.append(Argument(name, "bool" if is_bool else "float", type=spec[0],
-                                          value=value,
-                                          source="" if is_bool else self.source_of_float(name, value)))
-                continue
-            expr = ""
-            if isinstance(value, torch.SymInt):
-                expr = self.expr(value)
-                value = self.hint_of(value)
-            if not isinstance(value, int):
-                raise CaptureRefused(f"{self.what}: {site}: argument {name} of {fn.__name__} is "
-                                     f"a {type(value).__name__}; the captured launch takes "
-                                     "tensors, ints, floats, bools and None")
-            spec = native_specialize_impl(CUDABackend, value, False, specialize, align)
-            if spec[0] == "constexpr":  # the JIT makes an int equal to 1 a constant
-                arguments.append(Argument(name, "int", type="i32", hint=1, value=value,
-                                          expr=expr))
-            else:
-                arguments.append(Argument(name, "int", type=spec[0], value=value,
-                                          hint=16 if spec[1] == "D" else 0, expr=expr))
+        arguments = tuple(self.argument(fn, params[name], value, site)
+                          for name, value in bound.arguments.items())
         if callable(grid):
             grid = grid(dict(bound.arguments))
         grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
-        grid_text = []
-        for g in grid:
-            if isinstance(g, torch.SymInt):
-                grid_text.append(self.expr(g))
-            elif isinstance(g, int):
-                grid_text.append(str(g))
-            else:
-                raise CaptureRefused(f"{self.what}: {site}: the grid of {fn.__name__} has "
-                                     f"{g!r}; a grid is made of sizes and ints")
+        self.steps.append(Step("launch", fn.__name__, site))
         self.launches.append(Launch(
-            kernel=fn.__name__, module=fn.fn.__module__, site=site, arguments=tuple(arguments),
+            kernel=fn.__name__, module=fn.fn.__module__, site=site, arguments=arguments,
             num_warps=int(options.get("num_warps", 4)),
-            num_stages=int(options.get("num_stages", 3)), grid=tuple(grid_text)))
+            num_stages=int(options.get("num_stages", 3)),
+            grid=tuple(self.grid_entry(fn, g, site) for g in grid),
+            writes=kernel_writes.writes(fn, arguments)))
+
+    def grid_entry(self, fn: Any, g: Any, site: str) -> str:
+        import torch
+        if isinstance(g, torch.SymInt):
+            return self.expr(g)
+        if isinstance(g, int):
+            return str(g)
+        raise CaptureRefused(f"{self.what}: {site}: the grid of {fn.__name__} has {g!r}; a grid "
+                             "is made of sizes and ints")
+
+    def argument(self, fn: Any, p: Any, value: Any, site: str) -> Argument:
+        """One kernel parameter's record: its kind, type, the JIT's hint and its source."""
+        import torch
+        name = p.name
+        if p.is_constexpr:
+            if isinstance(value, torch.SymInt):
+                raise CaptureRefused(
+                    f"{self.what}: {site}: constexpr {name} of {fn.__name__} depends on the "
+                    f"dynamic size(s) {self.expr(value)}; a constexpr is compiled in, so "
+                    "make those sizes static (leave them out of `sizes`)")
+            return Argument(name, "constexpr", value=_constexpr_value(value, self.what, site, name))
+        if value is None:
+            return Argument(name, "none")
+        if isinstance(value, torch.Tensor):
+            return self.pointer(fn, p, value, site)
+        if isinstance(value, (bool, float)):
+            spec = _specialize(value, p)
+            is_bool = isinstance(value, bool)
+            return Argument(name, "bool" if is_bool else "float", type=spec[0], value=value,
+                            source="" if is_bool else self.source_of_float(name, value))
+        expr = ""
+        if isinstance(value, torch.SymInt):
+            expr = self.expr(value)
+            value = self.hint_of(value)
+        if not isinstance(value, int):
+            raise CaptureRefused(f"{self.what}: {site}: argument {name} of {fn.__name__} is "
+                                 f"a {type(value).__name__}; the captured launch takes "
+                                 "tensors, ints, floats, bools and None")
+        spec = _specialize(value, p)
+        if spec[0] == "constexpr":  # the JIT makes an int equal to 1 a constant
+            return Argument(name, "int", type="i32", hint=1, value=value, expr=expr)
+        return Argument(name, "int", type=spec[0], value=value,
+                        hint=16 if spec[1] == "D" else 0, expr=expr)
+
+    def pointer(self, fn: Any, p: Any, value: Any, site: str) -> Argument:
+        import torch
+        from torch._subclasses.fake_tensor import FakeTensor
+        if not isinstance(value, FakeTensor) and value.device.type == "meta":
+            raise CaptureRefused(
+                f"{self.what}: {site}: argument {p.name} of {fn.__name__} is a tensor the "
+                "launcher made from Python values (torch.tensor(...)), whose values the captured "
+                "op would not hold; pass the tensor (or the scalar as a float) to the launcher "
+                "as an argument")
+        if not isinstance(value, FakeTensor):
+            raise CaptureRefused(
+                f"{self.what}: {site}: argument {p.name} of {fn.__name__} is a tensor the "
+                "launcher neither got nor allocated (a global?); pass it to the "
+                "launcher as an argument")
+        offset = value.storage_offset()
+        if isinstance(offset, torch.SymInt):
+            offset = self.hint_of(offset)
+        spec = _specialize(_Pointer(offset * value.element_size(), value.dtype), p)
+        return Argument(p.name, "pointer", type=spec[0], hint=16 if spec[1] == "D" else 0,
+                        source=self.source_of_tensor(value))
+
+
+def _specialize(value: Any, p: Any) -> tuple:
+    """Triton's own specialization of a launch argument: (type, "D" / "" ...)."""
+    from triton.backends.nvidia.compiler import CUDABackend
+    from triton.runtime.jit import native_specialize_impl
+    return native_specialize_impl(CUDABackend, value, False, not p.do_not_specialize,
+                                  not p.do_not_specialize_on_alignment)
 
 
 class _Pointer:
@@ -225,15 +236,16 @@ class _Pointer:
         return self._address
 
 
-def _constexpr_value(value: Any) -> Any:
-    if isinstance(value, (bool, int, float, str)):
-        return value
+def _constexpr_value(value: Any, what: str, site: str, name: str) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value  # None: the JIT's constexpr None, as triton_algo writes it
     text = str(value)
     if type(value).__name__ == "dtype":  # tl.float16 -> "tl.float16", as triton_algo writes it
         return "tl." + text
     if hasattr(value, "value"):  # tl.constexpr(...)
-        return _constexpr_value(value.value)
-    raise UserError(f"constexpr value {value!r} is not an int, float, bool, str or dtype")
+        return _constexpr_value(value.value, what, site, name)
+    raise CaptureRefused(f"{what}: {site}: constexpr {name} is {value!r}, not an int, float, "
+                         "bool, str, dtype or None; pass one of those")
 
 
 class _NoDeviceGuard:
@@ -278,12 +290,35 @@ def _recording(recorder: _Recorder) -> Iterator[None]:
 def capture_call(launcher: Callable, inputs: FakeInputs, call: ExampleCall,
                  what: str) -> CallCapture:
     """Runs `launcher(*call.args, **call.kwargs)` and returns what it launched."""
-    from torch._subclasses.fake_tensor import (DataDependentOutputException,
-                                               DynamicOutputShapeException)
-    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
-
-    import torch
     recorder = _Recorder(inputs, what)
+    tensors = _bind_inputs(launcher, recorder, call, what)
+    guards_before = len(inputs.shape_env.guards)
+    inputs.shape_env.guards = _SitedGuards(inputs.shape_env.guards)
+    result = _run(launcher, recorder, call, what)
+    if not recorder.launches:
+        raise CaptureRefused(f"{what}: the launcher launched no Triton kernel on example call "
+                             f"{call.text!r}; name the function that runs kernel[grid](...)")
+    work = next((s for s in recorder.steps if s.kind == "torch"), None)
+    if work is not None:
+        raise CaptureRefused(torch_work.refusal(work, what))
+    _refuse_specialized(inputs, guards_before, what)
+    guards = tuple(sizes.render(g.expr, recorder.size_name)
+                   for g in inputs.shape_env.guards[guards_before:]
+                   if g.expr.free_symbols and not _zero_one_guard(g.expr))
+    launches, allocations = _outputs_in_return_order(recorder, result)
+    returned = {t.untyped_storage()._cdata for t in _returned_tensors(result)}
+    returned_inputs = tuple(name for key, views in recorder.input_storage.items()
+                            if key in returned for name, _ in views)
+    return CallCapture(call=call.text, launches=launches, guards=guards, tensors=tuple(tensors),
+                       floats=tuple(recorder.floats.items()), allocations=allocations,
+                       returned_inputs=returned_inputs, steps=tuple(recorder.steps))
+
+
+def _bind_inputs(launcher: Callable, recorder: _Recorder, call: ExampleCall,
+                 what: str) -> list[TensorInput]:
+    """The launcher's tensor arguments (their storages noted, to name them in launches) and
+    float arguments, as the example call gives them."""
+    import torch
     try:
         bound = inspect.signature(launcher).bind(*call.args, **call.kwargs)
     except TypeError as e:
@@ -299,10 +334,19 @@ def capture_call(launcher: Callable, inputs: FakeInputs, call: ExampleCall,
                 recorder.sizes_of(value.stride()), bool(value.is_contiguous())))
         elif isinstance(value, float):
             recorder.floats[name] = value
-    guards_before = len(inputs.shape_env.guards)
+    return tensors
+
+
+def _run(launcher: Callable, recorder: _Recorder, call: ExampleCall, what: str) -> Any:
+    """The launcher's result on the fake inputs, its launches and torch work recorded; one
+    CaptureRefused naming the launcher's line for anything a build cannot run."""
+    from torch._subclasses.fake_tensor import (DataDependentOutputException,
+                                               DynamicOutputShapeException)
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
     try:
-        with _recording(recorder), inputs.mode:
-            result = launcher(*call.args, **call.kwargs)
+        with _recording(recorder), fake_cuda.looking_like_cuda(), recorder.inputs.mode, \
+                torch_work.recorder(recorder.steps, _stack_line):
+            return launcher(*call.args, **call.kwargs)
     except DeviceAccessRefused as e:  # the build-time driver's or torch.cuda's refusal
         asked = re.search(r"calls (\S+), which needs a GPU", e.message)
         called = asked.group(1).removesuffix("()") if asked else ""
@@ -320,6 +364,12 @@ def capture_call(launcher: Callable, inputs: FakeInputs, call: ExampleCall,
             "or for the SM count declare the kernel explicitly with NUM_SMS in its grid") from None
     except UserError as e:
         raise UserError(f"{e.message} (example call {call.text!r})") from None
+    except fake_cuda.AddressRead as e:
+        raise CaptureRefused(
+            f"{what}: {_traceback_line(e)}: the launcher reads a tensor's address "
+            "(.data_ptr()), which a build without a GPU has not, and which would reach the "
+            "kernel as an integer; pass the tensor itself to the kernel (the op passes its "
+            "address)") from None
     except (DataDependentOutputException, DynamicOutputShapeException,
             GuardOnDataDependentSymNode) as e:
         raise CaptureRefused(
@@ -327,21 +377,41 @@ def capture_call(launcher: Callable, inputs: FakeInputs, call: ExampleCall,
             "host sync such as .item(), or a branch or grid on tensor contents), which a build "
             "cannot know; compute it from sizes, or pass it as an argument") from None
     except Exception as e:
+        first = str(e).splitlines()[0] if str(e) else ""
         raise CaptureRefused(f"{what}: {_traceback_line(e)}: the launcher failed on example call "
-                             f"{call.text!r}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
-    if not recorder.launches:
-        raise CaptureRefused(f"{what}: the launcher launched no Triton kernel on example call "
-                             f"{call.text!r}; name the function that runs kernel[grid](...)")
-    guards = tuple(sizes.render(g.expr, recorder.size_name)
-                   for g in inputs.shape_env.guards[guards_before:]
-                   if g.expr.free_symbols and not _zero_one_guard(g.expr))
-    launches, allocations = _outputs_in_return_order(recorder, result)
-    returned = {t.untyped_storage()._cdata for t in _returned_tensors(result)}
-    returned_inputs = tuple(name for key, views in recorder.input_storage.items()
-                            if key in returned for name, _ in views)
-    return CallCapture(call=call.text, launches=launches, guards=guards, tensors=tuple(tensors),
-                       floats=tuple(recorder.floats.items()), allocations=allocations,
-                       returned_inputs=returned_inputs)
+                             f"{call.text!r}: {type(e).__name__}: {first}") from None
+
+
+class _SitedGuards(list):
+    """The ShapeEnv's guard list, noting the launcher's line that added each guard."""
+
+    def __init__(self, guards: list) -> None:
+        super().__init__(guards)
+        self.sites = ["<before the launcher>"] * len(guards)
+
+    def append(self, guard: Any) -> None:
+        self.sites.append(_stack_line())
+        super().append(guard)
+
+
+def _refuse_specialized(inputs: FakeInputs, guards_before: int, what: str) -> None:
+    """A dynamic size the launcher fixed to its example value (a guard `n == 512`, e.g. from
+    `float(n)` arithmetic or a comparison with a constant) would make the op static: refused,
+    naming the line of the guard."""
+    import sympy
+    guards = inputs.shape_env.guards
+    for symbol, name in inputs.names.items():
+        value = inputs.shape_env.replacements.get(symbol)
+        if value is None or not isinstance(value, sympy.Integer):
+            continue
+        site = next((guards.sites[i] for i in range(guards_before, len(guards))
+                     if symbol in guards[i].expr.free_symbols
+                     and isinstance(guards[i].expr, sympy.Eq)), "<unknown line>")
+        raise CaptureRefused(
+            f"{what}: {site}: the launcher fixes the dynamic size {name} to its example value "
+            f"{int(value)} (a guard {name} == {int(value)}, e.g. from float arithmetic on it or a "
+            f"comparison with a constant), so the op would only run at {name} = {int(value)}; "
+            f"compute with {name} as an int, or make it static (leave it out of `sizes`)")
 
 
 def _zero_one_guard(expr: Any) -> bool:

@@ -423,3 +423,9 @@ def _found_in(module: Any, roots: set[str]) -> bool:
     # namespace package: its __path__ lists <root>/<name> directories
     return any(os.path.dirname(os.path.abspath(p)) in roots
                for p in list(getattr(module, "__path__", [])))
+
+
+def import_name(path: Path, import_roots: Sequence[str]) -> str:
+    """The module name a file is imported as from these roots (capture imports a launcher of
+    `srcs` so, as a compile action imports a kernel file)."""
+    return _module_name(path, import_roots)

@@ -3,7 +3,7 @@
 A launcher such as a two-stage decode attention (a partial kernel, then a reduction) or a kernel
 followed by a reduction makes several launches and hands back what the last ones wrote. Its op
 (`triton_torch_op(steps = [...], returns = [...])`, written by triton_aot.capture) is one
-schema over the launcher's arguments; each step is an ordinary op of triton_aot.torch_ops (its
+schema over the launcher's arguments; each step is an ordinary op (triton_aot.torch.binding: its
 checks, bindings, allocations and C API call), generated as a static function that is not
 registered, and the op calls them in order, passing the tensors earlier steps allocated to the
 later ones, and returns the tensors the launcher returned. The fake implementation chains the
@@ -14,15 +14,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from triton_aot.torch import torch_ops
 from triton_aot.core.errors import UserError
+from triton_aot.torch.binding import build_op
+from triton_aot.torch.cc import cc_op
+from triton_aot.torch.fake import py_fake
+from triton_aot.torch.schema import SCALAR_KINDS, parse_args, schema
 
 
 @dataclass
 class StepsOp:
     name: str
-    args: list  # torch_ops.Arg, the op's schema
-    steps: list  # torch_ops.Op, one per launch, named NAME__i
+    args: list  # schema.Arg, the op's schema
+    steps: list  # binding.Op, one per launch, named NAME__i
     returns: list[tuple[int, str]]  # (step, output pointer parameter)
     mutates: list
     outputs: list  # one entry per returned tensor (its count is what the schema needs)
@@ -33,11 +36,11 @@ class StepsOp:
 
 
 def build(name: str, spec: dict, steps: list[dict]) -> StepsOp:
-    args = torch_ops._parse_args(name, spec.get("args") or [])
+    args = parse_args(name, spec.get("args") or [])
     names = {a.name for a in args}
     built, produced = [], {}
     for i, step in enumerate(steps):
-        op = torch_ops.build_op(f"{name}__{i}", step["spec"], step["lib"])
+        op = build_op(f"{name}__{i}", step["spec"], step["lib"])
         for a in op.args:
             if a.name not in names and a.name not in produced:
                 raise UserError(f"op {name!r}: step {i} takes {a.name!r}, which is no argument of "
@@ -50,7 +53,11 @@ def build(name: str, spec: dict, steps: list[dict]) -> StepsOp:
         if not any(o[0] == pname for o in built[int(i)].outputs):
             raise UserError(f"op {name!r}: returns: step {i} allocates no {pname!r}")
         returns.append((int(i), pname))
-    return StepsOp(name, args, built, returns, [], returns)
+    mutates = list(spec.get("mutates") or [])
+    for m in mutates:
+        if m not in [a.name for a in args if a.kind == "Tensor"]:
+            raise UserError(f"op {name!r}: mutates: {m!r} is not a tensor argument")
+    return StepsOp(name, args, built, returns, mutates, returns)
 
 
 def _var(step: int, pname: str) -> str:
@@ -58,13 +65,13 @@ def _var(step: int, pname: str) -> str:
 
 
 def render_cc(ns: str, op: StepsOp) -> str:
-    out = [torch_ops._cc_op(ns, s) + "\n" for s in op.steps]
+    out = [cc_op(ns, s) + "\n" for s in op.steps]
     n = len(op.returns)
     ret = "void" if n == 0 else "Tensor" if n == 1 else \
         "std::tuple<" + ", ".join(["Tensor"] * n) + ">"
     params = [f"Tensor t_{a.name}" if a.kind == "Tensor"
-              else f"{torch_ops.SCALAR_KINDS[a.kind]} v_{a.name}" for a in op.args]
-    L = [f"// {ns}::{op.name}: {torch_ops._schema(op)}; runs {len(op.steps)} launches.",
+              else f"{SCALAR_KINDS[a.kind]} v_{a.name}" for a in op.args]
+    L = [f"// {ns}::{op.name}: {schema(op)}; runs {len(op.steps)} launches.",
          f"static {ret} op_{op.name}({', '.join(params)}) {{"]
     arg_kind = {a.name: a.kind for a in op.args}
     where: dict[str, str] = {}  # tensor an earlier step allocated -> its C++ variable
@@ -99,7 +106,7 @@ def render_cc(ns: str, op: StepsOp) -> str:
 def render_py_fake(ns: str, op: StepsOp) -> str:
     out = []
     for s in op.steps:  # the steps' fakes, not registered: the op's fake calls them
-        out.append("\n".join(torch_ops._py_fake(ns, s).splitlines()[1:]) + "\n")
+        out.append("\n".join(py_fake(ns, s).splitlines()[1:]) + "\n")
     sig = ", ".join(a.name + (f"={a.default}" if a.default is not None else "") for a in op.args)
     L = [f'@torch.library.register_fake("{ns}::{op.name}")', f"def _fake_{op.name}({sig}):"]
     where: dict[str, str] = {}

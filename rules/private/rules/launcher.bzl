@@ -18,6 +18,14 @@ load(":algo.bzl", "triton_algo")
 load(":kernel_library.bzl", "triton_kernel_library")
 load(":torch_library.bzl", "triton_torch_op")
 
+def _label_text(ctx, label):
+    """A label as the target's BUILD file writes it: "file.py" / ":lib" in its package."""
+    if label.workspace_name == "" and label.package == ctx.label.package:
+        return label.name if "." in label.name else ":" + label.name
+    if label.workspace_name == "":
+        return "//{}:{}".format(label.package, label.name)
+    return str(label)
+
 def _triton_capture_impl(ctx):
     toolchain = find_triton_exec_toolchain(ctx)
     source = kernel_source(ctx, "'{}'".format(ctx.attr.launcher))
@@ -34,6 +42,10 @@ def _triton_capture_impl(ctx):
     else:
         args.add(ctx.attr.kernel_module, format = "--launcher_module=%s")
     args.add(ctx.attr.launcher, format = "--launcher=%s")
+    args.add_all(ctx.files.srcs, format_each = "--src=%s")
+    args.add(ctx.label.package, format = "--package=%s")
+    args.add_all([_label_text(ctx, s.label) for s in ctx.attr.srcs], format_each = "--print_src=%s")
+    args.add_all([_label_text(ctx, d.label) for d in ctx.attr.deps], format_each = "--print_dep=%s")
     args.add_all(source.import_roots, format_each = "--import_path=%s")
     args.add_all(ctx.attr.calls, format_each = "--call=%s")
     args.add(json.encode({k: int(v) for k, v in ctx.attr.sizes.items()}), format = "--sizes=%s")
@@ -130,10 +142,15 @@ def triton_launcher_library(
       capture_target: the target the build-time driver answers for (default: the first of
         `targets`, else cuda:90).
       visibility: of every target.
-      **kwargs: further `triton_kernel_library` attributes, for every library.
+      **kwargs: further `triton_kernel_library` attributes, for every library; `tags` and
+        `testonly` also reach NAME_declaration and NAME_declaration_test.
     """
     module, function = _split_launcher(name, launcher)
     capture_target = capture_target or (targets[0] if targets else "cuda:90")
+
+    # what every target of the macro takes, so that `tags = ["manual"]` keeps a refused
+    # capture out of //pkg/... and a testonly launcher's capture may depend on it
+    common = {k: kwargs[k] for k in ("tags", "testonly") if k in kwargs}
     triton_capture(
         name = name + "_declaration",
         srcs = srcs,
@@ -147,12 +164,14 @@ def triton_launcher_library(
         library_name = name,
         targets = targets or [],
         visibility = visibility,
+        **common
     )
     native.filegroup(
         name = name + "_declaration_bzl",
         srcs = [":" + name + "_declaration"],
         output_group = "launcher_bzl",
         visibility = ["//visibility:private"],
+        **common
     )
     package = native.package_name()
     diff_test(
@@ -160,6 +179,7 @@ def triton_launcher_library(
         failure_message = "{0}.launcher.bzl is stale (the launcher, its kernels or the example calls changed): run tools/bazel build //{1}:{0}_declaration && cp bazel-bin/{1}/_capture/{0}.launcher.bzl {1}/".format(name, package),
         file1 = ":" + name + "_declaration_bzl",
         file2 = name + ".launcher.bzl",
+        **common
     )
     if libraries == None:
         return

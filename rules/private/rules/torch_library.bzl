@@ -80,7 +80,7 @@ def triton_torch_op(lib = None, args = [], outputs = {}, bind = {}, checks = [],
     if entry not in _ENTRIES:
         fail("triton_torch_op: entry must be one of \"auto\", \"default\", \"algo\" (or \"\": auto when the library has a tuning table), got {}".format(repr(entry)))
     if steps:
-        return json.encode({"args": args, "steps": steps, "returns": returns})
+        return json.encode({"args": args, "steps": steps, "returns": returns, "mutates": mutates})
     if lib == None:
         fail("triton_torch_op: give lib (or steps)")
     return json.encode({

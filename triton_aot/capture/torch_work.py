@@ -1,0 +1,94 @@
+"""The torch work of a launcher: every aten op it runs besides its kernel launches, classified.
+
+The captured op runs the launcher's kernel launches and allocates what they write; it does not
+replay torch. So every torch op the launcher runs on the fake inputs is seen at dispatch level
+(a TorchDispatchMode inside the FakeTensorMode, so `.sort()`, `.sum()`, `torch.tensor(1.0)`,
+`.clone()` and copies inside torch's own composites are all seen) and classified:
+
+- "allocation": uninitialised memory (`empty`, `empty_like`, `new_empty`, `empty_strided`), which
+  the op allocates the same way;
+- "view": an alias of a tensor (`view`, `transpose`, `unbind`, slicing...), which the op binds
+  through the tensor's sizes and strides;
+- metadata queries (`prim.device`, `sym_size`...), which compute nothing and are not recorded;
+- "torch": anything else. Values computed by torch (a sort, a reduction, a copy, a fill, a
+  constant tensor) are not reproduced by the op, so the capture refuses the first one, naming
+  the launcher's line and the torch call; a torch call is never dropped silently.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from triton_aot.capture import fake_cuda
+from triton_aot.capture.record import Step
+
+ALLOCATIONS = frozenset({
+    "aten.empty.memory_format", "aten.empty.SymInt", "aten.empty_like.default",
+    "aten.new_empty.default", "aten.empty_strided.default", "aten.new_empty_strided.default",
+})
+# Ops that only describe a tensor (no value computed, nothing allocated).
+METADATA = frozenset({
+    "prim.device.default", "aten.sym_size.int", "aten.sym_stride.int", "aten.sym_numel.default",
+    "aten.sym_storage_offset.default", "aten.is_contiguous.default",
+    "aten.is_contiguous.memory_format", "aten.is_non_overlapping_and_dense.default",
+    "aten.detach.default", "aten.alias.default",
+})
+# Tensors made with values the launcher chose (constants), named for the refusal's fix.
+CONSTANTS = frozenset({
+    "aten.lift_fresh.default", "aten.lift_fresh_copy.default", "aten.scalar_tensor.default", "aten.zeros.default",
+    "aten.ones.default", "aten.full.default", "aten.arange.default", "aten.arange.start",
+    "aten.arange.start_step", "aten.zeros_like.default", "aten.ones_like.default",
+    "aten.full_like.default", "aten.new_zeros.default", "aten.new_ones.default",
+    "aten.new_full.default", "aten.zero_.default", "aten.fill_.Scalar", "aten.fill_.Tensor",
+})
+
+
+def kind_of(name: str, func: Any) -> str:
+    """"allocation", "view", "metadata" or "torch" for the aten op `name` (`func` its overload)."""
+    if name in ALLOCATIONS:
+        return "allocation"
+    if name in METADATA:
+        return "metadata"
+    if name == "aten._unsafe_view.default":  # reshape's view of a copy (the copy is refused)
+        return "view"
+    returns = func._schema.returns
+    if returns and all(r.alias_info is not None and not r.alias_info.is_write for r in returns):
+        return "view"
+    return "torch"
+
+
+def torch_call(name: str) -> str:
+    """"aten.sort.default" -> "torch.sort" (the call a launcher writes, near enough)."""
+    base = name.split(".")[1] if name.count(".") >= 1 else name
+    return "torch." + base
+
+
+def refusal(step: Step, what: str) -> str:
+    """The one-line refusal of torch work the op cannot reproduce."""
+    call = torch_call(step.op)
+    if step.op in CONSTANTS:
+        return (f"{what}: {step.site}: the launcher makes a tensor of values with torch ({call}, "
+                f"{step.op}); the captured op only allocates, views and launches, so it would not "
+                "hold those values; pass the tensor (or the scalar as a float) to the launcher as "
+                "an argument, or make the kernel compute it")
+    return (f"{what}: {step.site}: the launcher computes with torch ({call}, {step.op}) besides "
+            "its kernel launches; the captured op only allocates, views and launches, so it would "
+            "not compute what the launcher returns; do that torch work in the caller, or in a "
+            "kernel, and capture the launcher of the kernels alone")
+
+
+def recorder(steps: list[Step], site: Callable[[], str]):
+    """A TorchDispatchMode that appends a Step for every allocation, view and torch op."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class _Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = str(func)
+            kind = kind_of(name, func)
+            if kind != "metadata":
+                steps.append(Step(kind, name, site()))
+            # an allocation on the launcher's "cuda" (fake_cuda): on meta, like the inputs
+            args, kwargs = fake_cuda.on_meta(args, kwargs or {})
+            return func(*args, **kwargs)
+
+    return _Record()
