@@ -37,7 +37,7 @@ REPO = Path(triton_aot.__file__).resolve().parent.parent
 # and the rule cases refused at build, by the compile tool as the library's action runs it
 # The catalogue's tools, by the module that runs them.
 TOOL_MODULES = {"compile": "triton_aot.compile.compile", "link": "triton_aot.emit_c.link",
-                "capture": "triton_aot.capture.tool"}
+                "capture": "triton_aot.capture.tool", "c_entry": "triton_aot.c_entry.entry"}
 TOOL_CASES = [c for c in catalogue.CASES if c.tool in TOOL_MODULES or c.at_build]
 
 
@@ -135,14 +135,22 @@ def capture_argv(case, dirs: dict, verbose: bool = False) -> list:
     return [_subst(a, dirs) for a in argv] + (["--verbose"] if verbose else [])
 
 
+def c_entry_argv(case, dirs: dict, verbose: bool = False) -> list:
+    flags = dict(catalogue.C_ENTRY_BASE)
+    flags.update(case.flags)
+    argv = [f"--{k}={v}" for k, v in flags.items() if v is not None] + list(case.extra)
+    return [_subst(a, dirs) for a in argv] + (["--verbose"] if verbose else [])
+
+
 def run_case(case, root: Path, verbose: bool = False) -> dict:
     dirs = {"K": KERNELS, "OUT": root / "out", "TMP": root / "tmp"}
     for key in ("OUT", "TMP"):
         dirs[key].mkdir(parents=True)
     home = root / "home"
     home.mkdir()
-    tool = case.tool if case.tool in ("link", "capture") else "compile"
-    argv = {"compile": compile_argv, "link": link_argv, "capture": capture_argv}[tool](
+    tool = case.tool if case.tool in ("link", "capture", "c_entry") else "compile"
+    argv = {"compile": compile_argv, "link": link_argv, "capture": capture_argv,
+            "c_entry": c_entry_argv}[tool](
         case, dirs, verbose)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TRITON_", "PYTHON"))}
     env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", HOME=str(home),

@@ -107,6 +107,8 @@ class _Translator:
                 return f"trt_entry_div({self.num(node.left)}, {self.num(node.right)})"
             if isinstance(node.op, ast.Mod):
                 return f"trt_entry_mod({self.num(node.left)}, {self.num(node.right)})"
+            raise self.err(f"the operator {type(node.op).__name__} is not part of the expression "
+                           "language (+ - * // / % and cdiv, min, max)")
         if isinstance(node, (ast.Compare, ast.BoolOp)):
             return f"((int64_t){self.cond(node)})"
         if isinstance(node, ast.Call):
