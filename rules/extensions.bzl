@@ -1,7 +1,7 @@
 """Module extension `triton`: chooses the Python environment that has `triton`."""
 
-load("//rules/private/repositories:python_env.bzl", "triton_python_archive_repository", "triton_python_repository")
 load("//rules/private/repositories:dlpack_headers.bzl", "triton_dlpack_headers_repository")
+load("//rules/private/repositories:python_env.bzl", "triton_python_archive_repository", "triton_python_repository")
 load("//rules/private/repositories:torch_headers.bzl", "triton_torch_headers_repository")
 
 _python_env = tag_class(
