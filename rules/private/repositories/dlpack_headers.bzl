@@ -20,6 +20,8 @@ load("@rules_cc//cc:defs.bzl", "cc_library")
 package(default_visibility = ["//visibility:public"])
 
 # dlpack/dlpack.h from {source}.
+exports_files(["include/dlpack/dlpack.h"])
+
 cc_library(
     name = "dlpack",
     hdrs = ["include/dlpack/dlpack.h"],
