@@ -33,6 +33,7 @@ from triton_aot.contract import library as library_desc
 from triton_aot.core import abi, cli
 from triton_aot.core.c_syntax import CCode, comment, ident
 from triton_aot.core.errors import UserError
+from triton_aot.core.signature import is_tensordesc
 from triton_aot.c_entry import expr as entry_expr
 from triton_aot.c_entry import record as entry_record
 from triton_aot.emit_c.c_render import Templates
@@ -104,17 +105,13 @@ class _Entry:
 
 def pointer_element(triton_type: str | None) -> str | None:
     """The element type of a pointer type (`*bf16` -> `bf16`, Triton's const `*kfp16` -> `fp16`),
-    None for any other type. (The typed argument types of triton_aot.core replace this.)"""
+    None for any other type."""
     if not triton_type or not triton_type.startswith("*"):
         return None
     element = triton_type[1:]
     if element.startswith("k") and element[1:] in DL_DTYPES:
         element = element[1:]
     return element
-
-
-def _fail(what: str) -> UserError:
-    return UserError(what)
 
 
 def build(name: str, op: dict, libraries: dict[str, library_desc.Library],
@@ -128,7 +125,7 @@ def build(name: str, op: dict, libraries: dict[str, library_desc.Library],
             f"{lib.name}_get_algo_info"}
         for mine in (fname, f"{fname}_workspace_size"):
             if mine in taken:
-                raise _fail(f"the C entry {mine}() would clash with the C API of kernel library "
+                raise UserError(f"the C entry {mine}() would clash with the C API of kernel library "
                             f"{lib.name}: give the C entry another name (attribute 'function')")
     e = _Entry(name=name)
     names = entry_expr.Names(tensors={}, ranks={}, scalars={})
@@ -137,7 +134,7 @@ def build(name: str, op: dict, libraries: dict[str, library_desc.Library],
     def c_param(n: str) -> CCode:
         c = CCode(abi.c_param_name(n))
         if c in used_names or c == fname:
-            raise _fail(f"the launcher's argument or output {n!r} is named like another "
+            raise UserError(f"the launcher's argument or output {n!r} is named like another "
                         f"parameter of the C entry ({c}); no C entry can take both")
         used_names.add(c)
         return c
@@ -164,30 +161,30 @@ def build(name: str, op: dict, libraries: dict[str, library_desc.Library],
         where = f"launch {index}" if len(record.launches) > 1 else "the op"
         lib = libraries.get(launch.lib)
         if lib is None:
-            raise _fail(f"{where} names kernel library {launch.lib!r}, which was not given")
+            raise UserError(f"{where} names kernel library {launch.lib!r}, which was not given")
         if lib.backend != "cuda":
-            raise _fail(f"kernel library {lib.name} is a {lib.backend} library; C entries over "
+            raise UserError(f"kernel library {lib.name} is a {lib.backend} library; C entries over "
                         "DLPack tensors are CUDA only")
         if includes.get(launch.lib) and includes[launch.lib] not in e.includes:
             e.includes.append(includes[launch.lib])
         for n in launch.args:
             if n not in arg_kinds and n not in tensors:
-                raise _fail(f"{where} takes {n!r}, which is no argument of the launcher and no "
+                raise UserError(f"{where} takes {n!r}, which is no argument of the launcher and no "
                             "tensor an earlier launch allocated")
         choice = launch.algo_choice
         kind = "algo" if choice else launch.entry or ("auto" if lib.function("auto") else "default")
         function = lib.function(kind)
         if function is None or not function.params or function.params[0].c_type != "CUstream":
-            raise _fail(f"kernel library {lib.name} has no CUDA {kind} entry point")
+            raise UserError(f"kernel library {lib.name} has no CUDA {kind} entry point")
         params = list(function.params[1:-1] if kind == "algo" else function.params[1:])
         for p in params:
-            if p.type and p.type.startswith("tensordesc"):
-                raise _fail(f"{lib.name} takes a tensor descriptor ({p.kernel_param}); C entries "
+            if p.type and is_tensordesc(p.type):
+                raise UserError(f"{lib.name} takes a tensor descriptor ({p.kernel_param}); C entries "
                             "over tensor descriptors are not supported yet")
         pnames = [p.kernel_param or p.name for p in params]
         for key in list(launch.bind) + list(launch.outputs):
             if key not in pnames:
-                raise _fail(f"{where}: {key!r} is not a parameter of {function.name}()")
+                raise UserError(f"{where}: {key!r} is not a parameter of {function.name}()")
 
         # Checks and bindings of this launch, over the inputs and earlier allocations.
         for text in launch.checks:
@@ -202,7 +199,7 @@ def build(name: str, op: dict, libraries: dict[str, library_desc.Library],
             if p.c_type == "CUdeviceptr":
                 element = pointer_element(p.type)
                 if element not in DL_DTYPES:
-                    raise _fail(f"{lib.name}: {pname} has type {p.type!r}, which has no DLPack "
+                    raise UserError(f"{lib.name}: {pname} has type {p.type!r}, which has no DLPack "
                                 "dtype")
                 if pname in launch.outputs:
                     t = _allocation(launch, index, where, pname, element, tensors, names,
@@ -218,7 +215,7 @@ def build(name: str, op: dict, libraries: dict[str, library_desc.Library],
                     if pname in arg_kinds and arg_kinds[pname] != "Tensor":
                         text = pname
                     else:
-                        raise _fail(f"{where}: parameter {pname!r} ({p.c_type}) of "
+                        raise UserError(f"{where}: parameter {pname!r} ({p.c_type}) of "
                                     f"{function.name}() is bound to nothing")
                 value = entry_expr.to_c(text, names, f"{where}: bind[{pname!r}]")
                 var = f"trt_p{index}_{len(cargs)}"
@@ -233,14 +230,14 @@ def build(name: str, op: dict, libraries: dict[str, library_desc.Library],
                     ints[pname] = var
                 cargs.append(f"({p.c_type}){var}")
             else:
-                raise _fail(f"{where}: parameter {pname!r} of {function.name}() has C type "
+                raise UserError(f"{where}: parameter {pname!r} of {function.name}() has C type "
                             f"{p.c_type!r}, which C entries do not support yet")
         if choice:
             algo = f"trt_algo{index}"
             e.prepare.append(f"  int {algo} = -1;")
             for i, (text, a) in enumerate(choice):
                 if a >= len(lib.algos):
-                    raise _fail(f"{where}: algo_choice names algo {a}; {lib.name} has "
+                    raise UserError(f"{where}: algo_choice names algo {a}; {lib.name} has "
                                 f"{len(lib.algos)}")
                 cond = "1" if text.strip() == "True" else \
                     entry_expr.to_c(text, names, f"{where}: algo_choice", boolean=True)
@@ -291,7 +288,7 @@ def build(name: str, op: dict, libraries: dict[str, library_desc.Library],
             contiguous |= set(launch.contiguous)
     for t in e.inputs:
         if not t.element:
-            raise _fail(f"tensor argument {t.name!r} is passed to no pointer parameter")
+            raise UserError(f"tensor argument {t.name!r} is passed to no pointer parameter")
     order = {(i, p): k for k, (i, p) in enumerate(record.returns)}
     if len(record.launches) == 1:
         lib0 = libraries[record.launches[0].lib]
@@ -299,11 +296,11 @@ def build(name: str, op: dict, libraries: dict[str, library_desc.Library],
         order = {(0, p): fn_params.index(p) for p in record.launches[0].outputs}
     for key in sorted(caller_outputs, key=lambda k: order.get(k, 1 << 30)):
         if key not in order:
-            raise _fail(f"the launcher returns no {key[1]!r} of launch {key[0]}")
+            raise UserError(f"the launcher returns no {key[1]!r} of launch {key[0]}")
         e.outputs.append(caller_outputs[key])
     for (i, pname) in record.returns:
         if (i, pname) not in caller_outputs:
-            raise _fail(f"returns: launch {i} allocates no {pname!r}")
+            raise UserError(f"returns: launch {i} allocates no {pname!r}")
     for a in record.args:
         if a.kind == "Tensor":
             continue
@@ -323,12 +320,12 @@ def _allocation(launch, index, where, pname, element, tensors, names, returned) 
         like = tensors[text[:-6]]
         dims = [f"{like.name}.size({d})" for d in range(len(like.shape))]
     elif text.endswith(".shape"):
-        raise _fail(f"{where}: outputs[{pname!r}] = {text!r}: an output shaped like an input of "
+        raise UserError(f"{where}: outputs[{pname!r}] = {text!r}: an output shaped like an input of "
                     "any rank is not supported by C entries yet")
     else:
         dims = entry_expr.split_top(text)
     if not dims or len(dims) > MAX_RANK:
-        raise _fail(f"{where}: outputs[{pname!r}] must have 1 to {MAX_RANK} dimensions")
+        raise UserError(f"{where}: outputs[{pname!r}] must have 1 to {MAX_RANK} dimensions")
     t = _Tensor(pname, CCode(f"trt_v_{len(names.tensors)}_{pname}"),
                 "output" if returned else "scratch", element, shape_text=dims)
     t.shape = [entry_expr.to_c(d, names, f"{where}: outputs[{pname!r}]") for d in dims]
@@ -346,13 +343,13 @@ def _bound_tensor(launch, where, function, pname, element, tensors) -> "_Tensor"
                 break
         target = pname if pname in tensors else base if base in tensors else None
     if target is None or target not in tensors:
-        raise _fail(f"{where}: pointer parameter {pname!r} of {function}() is bound to no "
+        raise UserError(f"{where}: pointer parameter {pname!r} of {function}() is bound to no "
                     f"tensor ({target!r})")
     t = tensors[target]
     if t.role == "input" and not t.element:
         t.element = element
     if t.element != element:
-        raise _fail(f"{where}: tensor {target!r} is *{t.element}, passed as *{element}")
+        raise UserError(f"{where}: tensor {target!r} is *{t.element}, passed as *{element}")
     return t
 
 
