@@ -1,5 +1,6 @@
 """Module extension `triton`: chooses the Python environment that has `triton`."""
 
+load("//rules/private/repositories:dlpack_headers.bzl", "triton_dlpack_headers_repository")
 load("//rules/private/repositories:python_env.bzl", "triton_python_archive_repository", "triton_python_repository")
 load("//rules/private/repositories:torch_headers.bzl", "triton_torch_headers_repository")
 
@@ -50,11 +51,15 @@ def _triton_impl(mctx):
     # libtorch's stable-ABI headers, for triton_torch_library (fetched only when one is built).
     triton_torch_headers_repository(name = "rules_triton_torch", interpreter = interpreter)
 
+    # DLPack's header, for triton_launcher_c_library (fetched only when one is built).
+    triton_dlpack_headers_repository(name = "rules_triton_dlpack")
+
 triton = module_extension(
     implementation = _triton_impl,
     tag_classes = {"python_env": _python_env},
-    environ = ["RULES_TRITON_PYTHON", "RULES_TRITON_TORCH_INCLUDE"],
+    environ = ["RULES_TRITON_PYTHON", "RULES_TRITON_TORCH_INCLUDE", "RULES_TRITON_DLPACK_INCLUDE"],
     doc = "Creates @rules_triton_python (the Python environment the Triton toolchain runs) and " +
           "@rules_triton_python_archive (the same environment packed, for archive mode) and " +
-          "@rules_triton_torch (libtorch's stable-ABI headers, for triton_torch_library).",
+          "@rules_triton_torch (libtorch's stable-ABI headers, for triton_torch_library) and " +
+          "@rules_triton_dlpack (DLPack's header, for triton_launcher_c_library).",
 )

@@ -134,6 +134,28 @@ SUITES = {
         ],
         "budget_mib": 32,
     },
+    "c_entry": {
+        "doc": "the launchers' C entries over DLPack (no torch) vs their torch ops and the JIT; host overhead; memcheck",
+        "workspace": ".",
+        "copy": [
+            {"target": "//tests/capture:c_entries", "glob": "libcaptured_c_entries.so", "to": ""},
+            {"target": "//tests/capture:c_entry_gpu", "glob": "c_entry_gpu", "to": ""},
+            {"src": "tests/capture/run_c_entry_gpu.py", "to": ""},
+            # the examples' transformer block through its C entries, built as a user would
+            {"workspace": "examples", "target": "//transformer_block:block_c", "glob": "block_c", "to": ""},
+        ],
+        # the torch ops, our launchers and Liger's package for the comparisons
+        "needs": ["captured"],
+        "out": "tests/capture/results",
+        "run": [
+            {"name": "c_entry", "cmd": ["python3", "{dir}/run_c_entry_gpu.py"], "env": {"OUT": "{out}", "CAPTURED_DIR": "{gpu}/captured"}},
+            {"name": "c_entry_overhead", "cmd": ["{dir}/c_entry_gpu", "--iterations", "400", "--json", "{out}/c_entry_overhead.json"]},
+            {"name": "c_entry_memcheck", "cmd": ["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "3", "{dir}/c_entry_gpu", "--iterations", "20"]},
+            {"name": "block_c", "cmd": ["{dir}/block_c"]},
+            {"name": "block_c_unseen_seq", "cmd": ["{dir}/block_c", "77"]},
+        ],
+        "budget_mib": 8,
+    },
     "corpus": {
         "doc": "the Liger-Kernel corpus: every kernel against the Triton JIT (output, cubin, time)",
         "workspace": ".",

@@ -28,6 +28,7 @@
 #define MAX_CAPTURING 16
 #define MAX_TMA_ENCODES 1024
 #define MAX_MEMSETS 1024
+#define MAX_ELF_PARAMS 16
 
 struct CUctx_st {
   int device;
@@ -102,6 +103,13 @@ static struct {
   int num_tma;
   fake_cuda_memset memsets[MAX_MEMSETS];
   int num_memsets;
+  /* fake_cuda_set_elf_params: parameter sizes of kernels in ELF images, by name */
+  struct {
+    char name[FAKE_CUDA_TAG_LEN];
+    int num_params;
+    unsigned int param_size[FAKE_CUDA_MAX_PARAMS];
+  } elf_params[MAX_ELF_PARAMS];
+  int num_elf_params;
 } g;
 
 static __thread CUcontext tls_current;
@@ -176,6 +184,19 @@ EXPORT void fake_cuda_set_device(int ordinal, int cc_major, int cc_minor, int op
   g.devices[ordinal].optin = optin;
   if (g.devices[ordinal].num_sms == 0) g.devices[ordinal].num_sms = 132;
   if (ordinal >= g.num_devices) g.num_devices = ordinal + 1;
+  pthread_mutex_unlock(&g_lock);
+}
+
+EXPORT void fake_cuda_set_elf_params(const char *name, int num_params, const unsigned int *sizes) {
+  pthread_once(&init_once, init);
+  if (num_params < 0 || num_params > FAKE_CUDA_MAX_PARAMS) return;
+  pthread_mutex_lock(&g_lock);
+  if (g.num_elf_params < MAX_ELF_PARAMS) {
+    int i = g.num_elf_params++;
+    strncpy(g.elf_params[i].name, name, FAKE_CUDA_TAG_LEN - 1);
+    g.elf_params[i].num_params = num_params;
+    memcpy(g.elf_params[i].param_size, sizes, (size_t)num_params * sizeof *sizes);
+  }
   pthread_mutex_unlock(&g_lock);
 }
 
@@ -570,6 +591,15 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule module, const ch
     RETURN(CUDA_ERROR_NOT_FOUND);
   }
   strncpy(module->func.name, name, sizeof module->func.name - 1);
+  if (module->is_elf) {
+    int k;
+    for (k = 0; k < g.num_elf_params; ++k) {
+      if (strcmp(g.elf_params[k].name, name) == 0) {
+        module->num_params = g.elf_params[k].num_params;
+        memcpy(module->param_size, g.elf_params[k].param_size, sizeof module->param_size);
+      }
+    }
+  }
   *hfunc = &module->func;
   RETURN(CUDA_SUCCESS);
 }

@@ -16,7 +16,8 @@
  *       params=8,4,...   byte size of each kernel parameter, scratch pointers included;
  *                        launches copy that many bytes of each parameter into the record;
  *   - ELF images (real cubins): accepted on any device; tag "elf"; any name resolves if it occurs
- *     in the image; the FNV-1a hash and size of the ELF file are recorded;
+ *     in the image; the FNV-1a hash and size of the ELF file are recorded; launches record
+ *     parameters for the kernels fake_cuda_set_elf_params names;
  *   - PTX text (starts with '/', '.' or a newline): tag "ptx", SM from its ".target sm_NN" line,
  *     loads where the driver could JIT it; names resolve if they occur in the text; hash and
  *     length of the text are recorded.
@@ -53,6 +54,10 @@ extern "C" {
 void fake_cuda_reset(void);
 /* Defines device `ordinal` (0..7), growing the device count as needed. */
 void fake_cuda_set_device(int ordinal, int cc_major, int cc_minor, int shared_optin_bytes);
+/* Kernel `name` in ELF images (real cubins) takes `num_params` parameters of these byte sizes
+ * (scratch pointers included): its launches record them like a fake image's params= list. Set
+ * before the module loads; fake_cuda_reset forgets it. */
+void fake_cuda_set_elf_params(const char *name, int num_params, const unsigned int *sizes);
 /* Multiprocessor count of device `ordinal` (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT; default 132,
  * set by fake_cuda_set_device when 0). */
 void fake_cuda_set_num_sms(int ordinal, int num_sms);

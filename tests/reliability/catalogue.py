@@ -36,7 +36,8 @@ assert NO_TRITON_GFX not in targets.HIP_ARCHS
 
 LAYERS = ("rule attribute", "compile flag", "link flag", "signature", "grid", "kernel",
           "link input", "launch call", "launcher")
-TOOLS = ("compile", "link", "rule", "runtime", "capture", "autotune", "torch", "bazel test")
+TOOLS = ("compile", "link", "rule", "runtime", "capture", "autotune", "torch", "bazel test",
+         "c_entry")
 
 
 @dataclass(frozen=True)
@@ -1500,8 +1501,35 @@ BAZEL_TEST_CASES = [
          flags={"shown_by": "tests/torch_ops/test_namespace_clash.py"}),
 ]
 
+# A good C entry (triton_launcher_c_library's action) of the captured size-table launcher
+# (tests/capture:rms_scale): its op record and its library's description.
+C_ENTRY_BASE = {
+    "target": "//pkg:rms_scale_c",
+    "op": "{K}/c_entry/rms_scale.op.json",
+    "library": "rms_scale={K}/c_entry/rms_scale.library.json",
+    "function": "rms_scale_c",
+    "out_c": "{OUT}/rms_scale_c.c",
+    "out_h": "{OUT}/rms_scale_c.h",
+}
+
+C_ENTRY_CASES = [
+    Case("c_entry_torch_work", "launcher", "c_entry",
+         "a C entry asked for a launcher whose record runs torch work between its launches (a "
+         "step the C cannot run, such as a top-k)",
+         ("//pkg:rms_scale_c: the launcher's record has 'k', 'torch' in step 1",
+          "this launcher has no C entry"),
+         ("call its torch op (launcher_op) instead",),
+         flags={"op": "{K}/c_entry/torch_step.op.json"}),
+    Case("c_entry_name_clash", "launcher", "c_entry",
+         "the C entry is named like its kernel library's C API (`rms_scale()` exists)",
+         ("//pkg:rms_scale_c: the C entry rms_scale() would clash with the C API of kernel "
+          "library rms_scale",),
+         ("give the C entry another name (attribute 'function')",),
+         flags={"function": "rms_scale"}),
+]
+
 CASES = (COMPILE_CASES + LINK_CASES + RULE_CASES + RUNTIME_CASES + CAPTURE_CASES
-         + AUTOTUNE_CASES + TORCH_CASES + BAZEL_TEST_CASES)
+         + AUTOTUNE_CASES + TORCH_CASES + BAZEL_TEST_CASES + C_ENTRY_CASES)
 
 
 def by_id() -> dict:

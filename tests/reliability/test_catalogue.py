@@ -40,7 +40,7 @@ REPO = Path(triton_aot.__file__).resolve().parent.parent
 TOOL_MODULES = {"compile": "triton_aot.compile.compile", "link": "triton_aot.emit_c.link",
                 "capture": "triton_aot.capture.tool",
                 "autotune": "triton_aot.compile.autotune_configs",
-                "torch": "triton_aot.torch.torch_ops"}
+                "torch": "triton_aot.torch.torch_ops", "c_entry": "triton_aot.c_entry.entry"}
 TOOL_CASES = [c for c in catalogue.CASES if c.tool in TOOL_MODULES or c.at_build]
 
 
@@ -144,6 +144,13 @@ def autotune_argv(case, dirs: dict, verbose: bool = False) -> list:
     return [_subst(a, dirs) for a in argv] + (["--verbose"] if verbose else [])
 
 
+def c_entry_argv(case, dirs: dict, verbose: bool = False) -> list:
+    flags = dict(catalogue.C_ENTRY_BASE)
+    flags.update(case.flags)
+    argv = [f"--{k}={v}" for k, v in flags.items() if v is not None] + list(case.extra)
+    return [_subst(a, dirs) for a in argv] + (["--verbose"] if verbose else [])
+
+
 def torch_argv(case, dirs: dict, verbose: bool = False) -> list:
     """The generator's plan for one op (case.flags["spec"]) over a library description of `k`."""
     from triton_aot.contract import library
@@ -172,9 +179,10 @@ def run_case(case, root: Path, verbose: bool = False) -> dict:
         dirs[key].mkdir(parents=True)
     home = root / "home"
     home.mkdir()
-    tool = case.tool if case.tool in ("link", "capture", "autotune", "torch") else "compile"
+    tool = case.tool if case.tool in ("link", "capture", "autotune", "torch", "c_entry") else "compile"
     argv = {"compile": compile_argv, "link": link_argv, "capture": capture_argv,
-            "autotune": autotune_argv, "torch": torch_argv}[tool](case, dirs, verbose)
+            "autotune": autotune_argv, "torch": torch_argv, "c_entry": c_entry_argv}[tool](
+        case, dirs, verbose)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TRITON_", "PYTHON"))}
     env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", HOME=str(home),
                TMPDIR=str(dirs["TMP"]))

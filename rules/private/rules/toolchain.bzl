@@ -138,6 +138,7 @@ Three ways to provide triton:
         ),
         "stages": attr.label_list(
             default = [
+                Label("//triton_aot/c_entry"),
                 Label("//triton_aot/capture"),
                 Label("//triton_aot/compile"),
                 Label("//triton_aot/emit_c"),

@@ -1,0 +1,114 @@
+"""The C entry generator (triton_aot.c_entry) on records: what it refuses as a whole, in one
+line, and that what it renders is deterministic and carries every rule of the record.
+
+The generated C itself runs in c_entry_fake_driver_test (against the fake driver)."""
+
+import json
+
+import pytest
+
+from triton_aot.c_entry import entry, record
+from triton_aot.contract import library
+from triton_aot.core.errors import UserError
+
+LIB = {
+    "format": library.FORMAT, "name": "scale", "header": "scale.h", "backend": "cuda",
+    "functions": [
+        {"name": "scale", "entry": "algo", "params": [
+            {"name": "stream", "c_type": "CUstream", "kernel_param": None, "type": None},
+            {"name": "X", "c_type": "CUdeviceptr", "kernel_param": "X", "type": "*bf16"},
+            {"name": "Y", "c_type": "CUdeviceptr", "kernel_param": "Y", "type": "*bf16"},
+            {"name": "n", "c_type": "int32_t", "kernel_param": "n", "type": "i32"},
+            {"name": "eps", "c_type": "float", "kernel_param": "eps", "type": "fp32"},
+            {"name": "algo_id", "c_type": "int", "kernel_param": None, "type": None}]},
+        {"name": "scale_default", "entry": "default", "params": [
+            {"name": "stream", "c_type": "CUstream", "kernel_param": None, "type": None},
+            {"name": "X", "c_type": "CUdeviceptr", "kernel_param": "X", "type": "*bf16"},
+            {"name": "Y", "c_type": "CUdeviceptr", "kernel_param": "Y", "type": "*bf16"},
+            {"name": "n", "c_type": "int32_t", "kernel_param": "n", "type": "i32"},
+            {"name": "eps", "c_type": "float", "kernel_param": "eps", "type": "fp32"}]}],
+    "algos": [{"index": 0, "info": "BLOCK=1024", "fingerprint": "a"},
+              {"index": 1, "info": "BLOCK=4096", "fingerprint": "b"}],
+    "specializations": [[["X", 16], ["Y", 16], ["n", 16]]],
+    "variants": [{"symbol": "scale_a0_s0_sm90", "algo": 0, "specialization": 0,
+                  "target": "cuda:90"}],
+    "tuning": None,
+}
+
+OP = {
+    "lib": "scale",
+    "args": ["x", "eps: float"],
+    "bind": {"X": "x", "n": "x.numel()", "eps": "eps"},
+    "checks": ["x.dim() == 2"],
+    "contiguous": ["x"],
+    "outputs": {"Y": "x.size(0), x.size(1)"},
+    "algo_choice": [["x.size(1) <= 1024", "0"], ["x.size(1) > 1024", "1"]],
+}
+
+
+@pytest.fixture
+def libs(tmp_path):
+    path = tmp_path / "scale.library.json"
+    path.write_text(json.dumps(LIB))
+    return {"scale": library.read_library(path)}
+
+
+def render(op, libs, name="scale_dl"):
+    return entry.render(name, "//pkg:scale_dl", entry.build(name, op, libs, {"scale": "pkg/scale.h"}))
+
+
+def test_renders_every_rule_of_the_record(libs):
+    source, header = render(OP, libs)
+    assert "CUresult scale_dl(CUstream stream, const DLTensor *x, float eps, const DLTensor *Y, " \
+           "void *workspace, size_t workspace_bytes);" in header
+    assert "CUresult scale_dl_workspace_size(const DLTensor *x, size_t *bytes);" in header
+    assert "Y: bf16[x.size(0), x.size(1)]" in header
+    assert '#include "pkg/scale.h"' in source
+    assert "trt_entry_input(x, kDLBfloat, 16, 2, 1," in source  # dtype, rank 2, contiguous
+    assert "/* x.dim() == 2 */" in source
+    assert "trt_entry_numel(&" in source  # n = x.numel()
+    assert "INT64_C(2147483647)) return CUDA_ERROR_INVALID_VALUE;" in source  # n fits int32_t
+    # the algo by the sizes, and no variant without hints: the pointers' and n's alignment
+    assert "trt_algo0 = 0;  /* x.size(1) <= 1024 */" in source
+    assert "else if (" in source and "trt_algo0 = 1;  /* x.size(1) > 1024 */" in source
+    assert "% 16 == 0)" in source and "no variant of scale takes these values" in source
+    assert "scale(stream, " in source and ", trt_algo0);" in source
+    for forbidden in ("printf", "exit(", "abort(", "malloc", "cuMemAlloc"):
+        assert forbidden not in source
+
+
+def test_deterministic(libs):
+    assert render(OP, libs) == render(json.loads(json.dumps(OP)), libs)
+
+
+@pytest.mark.parametrize("op, fragment", [
+    (dict(OP, sort="x"), "'sort' in the op"),
+    ({"args": ["x"], "steps": [OP, {"torch": "topk", "args": ["Y"]}], "returns": []},
+     "'torch' in step 1"),
+    (dict(OP, args=["x", "flag: bool"]), "an argument of kind 'bool'"),
+    (dict(OP, entry="algo"), "entry 'algo'"),
+    (dict(OP, algo_choice=[["x.size(1) > 0", "first"]]), "the algo condition"),
+])
+def test_refuses_what_it_does_not_understand(op, fragment, libs):
+    with pytest.raises(record.NoCEntry) as e:
+        render(op, libs)
+    message = str(e.value)
+    assert fragment in message and "this launcher has no C entry" in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("op, fragment", [
+    (dict(OP, bind=dict(OP["bind"], n="x.size(0) ** 2")), "the operator Pow is not part of the expression"),
+    (dict(OP, bind=dict(OP["bind"], n="y.size(0)")), "'y' is not a tensor of the launcher"),
+    (dict(OP, outputs={"Y": "x.size(0), x.size(1)"}, bind={"X": "x", "eps": "eps"}),
+     "'n' (int32_t) of scale() is bound to nothing"),
+])
+def test_bad_records_are_one_line(op, fragment, libs):
+    with pytest.raises(UserError) as e:
+        render(op, libs)
+    assert fragment in str(e.value) and "\n" not in str(e.value)
+
+
+def test_name_clash(libs):
+    with pytest.raises(UserError, match="attribute 'function'"):
+        render(OP, libs, name="scale_default")
