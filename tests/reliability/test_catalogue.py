@@ -37,7 +37,7 @@ REPO = Path(triton_aot.__file__).resolve().parent.parent
 # and the rule cases refused at build, by the compile tool as the library's action runs it
 # The catalogue's tools, by the module that runs them.
 TOOL_MODULES = {"compile": "triton_aot.compile.compile", "link": "triton_aot.emit_c.link",
-                "capture": "triton_aot.capture.tool"}
+                "capture": "triton_aot.capture.tool", "tune": "triton_aot.tuning.tune"}
 TOOL_CASES = [c for c in catalogue.CASES if c.tool in TOOL_MODULES or c.at_build]
 
 
@@ -135,15 +135,27 @@ def capture_argv(case, dirs: dict, verbose: bool = False) -> list:
     return [_subst(a, dirs) for a in argv] + (["--verbose"] if verbose else [])
 
 
+def tune_argv(case, dirs: dict, verbose: bool = False) -> list:
+    """A pack as tools/tune writes it, as far as the refused flags read it (pack.json and the
+    inputs; the table would go under {OUT})."""
+    pack = dirs["TMP"] / "pack"
+    pack.mkdir()
+    shutil.copy(KERNELS / "tune_inputs.py", pack / "inputs.py")
+    (pack / "pack.json").write_text(json.dumps({
+        "library": "library.json", "so": "libmm.so", "inputs": "inputs.py",
+        "table": str(dirs["OUT"] / "mm.tuning.json")}))
+    return [str(pack)] + [_subst(a, dirs) for a in case.extra] + (["--verbose"] if verbose else [])
+
+
 def run_case(case, root: Path, verbose: bool = False) -> dict:
     dirs = {"K": KERNELS, "OUT": root / "out", "TMP": root / "tmp"}
     for key in ("OUT", "TMP"):
         dirs[key].mkdir(parents=True)
     home = root / "home"
     home.mkdir()
-    tool = case.tool if case.tool in ("link", "capture") else "compile"
-    argv = {"compile": compile_argv, "link": link_argv, "capture": capture_argv}[tool](
-        case, dirs, verbose)
+    tool = case.tool if case.tool in ("link", "capture", "tune") else "compile"
+    argv = {"compile": compile_argv, "link": link_argv, "capture": capture_argv,
+            "tune": tune_argv}[tool](case, dirs, verbose)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TRITON_", "PYTHON"))}
     env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", HOME=str(home),
                TMPDIR=str(dirs["TMP"]))

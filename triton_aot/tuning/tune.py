@@ -482,13 +482,15 @@ def _run(fv: flags.FlagValues, rest: list[str]) -> None:
                         "and use the folder it prints")
     meta = json.loads((pack / "pack.json").read_text())
     out = Path(fv.out) if fv.out else Path(meta["table"])
-    model = _model_calls(fv, call_hints.load_inputs(pack / meta["inputs"]))
     shard = None
     if fv.shard:
         i, _, n = fv.shard.partition("/")
         if not (i.isdigit() and n.isdigit() and int(i) < int(n)):
             raise UserError(f"--shard={fv.shard!r}: give I/N with 0 <= I < N")
         shard = (int(i), int(n))
+    if fv.gpus != "all":
+        _gpu_count(fv.gpus)  # refused before anything is read or timed
+    model = _model_calls(fv, call_hints.load_inputs(pack / meta["inputs"]))
     gpus = 1 if shard else _gpu_count(fv.gpus)
     if gpus > 1:
         passed = [f"--reps={fv.reps}"] + [
