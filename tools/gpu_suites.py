@@ -259,6 +259,22 @@ SUITES = {
             {"name": "tune_bench:rmsnorm", "cmd": ["python3", "bench/tune/tune_bench.py", "{gpu}/tuned/rmsnorm_tuned", "--stem", "tune_rmsnorm", "--out", "{out}"]},
         ],
     },
+    "tune_heldout": {
+        "doc": "benchmark: NAME_auto on layers of models the tables never saw vs the JIT, the per-shape oracle and cuBLAS (~6 min)",
+        "needs": ["tuned"],
+        "out": "bench/results",
+        "run": [
+            {"name": "tune_heldout", "cmd": ["python3", "bench/tune/tune_bench.py", "{gpu}/tuned/matmul_tuned", "{gpu}/tuned/matmul_tuned_bf16", "--held_out", "--stem", "tune_heldout", "--budget_s", "200", "--out", "{out}"]},
+        ],
+    },
+    "model_tune": {
+        "doc": "benchmark: retune for a new 7B-class model (Gemma-7B, 7 layers x 20 batch sizes x 2 dtypes) on the host's GPUs, then its ratios at untuned batch sizes (~6-8 min on 1 H200)",
+        "needs": ["tune"],
+        "out": "bench/results",
+        "run": [
+            {"name": "model_tune", "cmd": ["python3", "bench/tune/model_tune_bench.py", "{gpu}/tune/matmul_tuned", "{gpu}/tune/matmul_tuned_bf16", "--model_config", "bench/tune/models/gemma-7b.config.json", "--out", "{out}"]},
+        ],
+    },
     # Run-only suites: they build on the GPU machine from this checkout or use Triton's JIT; `pack`
     # writes just their manifest.
     "launch_checks": {

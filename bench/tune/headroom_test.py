@@ -50,3 +50,22 @@ def test_committed_report_renders_from_committed_results():
     res = results_store.load(RESULTS / "headroom.json.gz")
     assert headroom.render(res) == (RESULTS / "headroom.md").read_text()
     assert headroom.summarize(res) == json.loads(json.dumps(res["summary"]))
+
+
+def test_held_out_layers_were_never_tuned():
+    """tune_bench --held_out: no tuning point has a held-out layer's (N, K), in any layout; its
+    strata draw only those layers, M within a server's range."""
+    tb = headroom.tune_bench
+    spec = importlib.util.spec_from_file_location(
+        "matmul_tuning", headroom.KERNELS / "matmul_tuning.py")
+    inputs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(inputs)
+    tuned_nk = {(n, k) for _, n, k in tb.tuning_points(inputs)}
+    held = {(n, k) for _, _, n, k in tb.HELD_OUT_LAYERS}
+    assert not held & tuned_nk
+    kind = type("HeldOut", (tb.Matmul,), {"counts": dict(tb.HELD_OUT_COUNTS)})
+    entries = tb.plan(kind, inputs)
+    assert len(entries) == sum(tb.HELD_OUT_COUNTS.values())
+    assert all(tuple(e["shape"][1:]) in held for e in entries)
+    assert {e["layout"] for e in entries if e["stratum"] == "heldout-nn"} == {"nn"}
+    assert all(e["shape"][0] <= 256 for e in entries if e["label"].endswith("lm_head"))

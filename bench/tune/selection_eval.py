@@ -9,8 +9,10 @@ choice). Several models side by side, over every point of every table given:
                    lookup before hint classes and voting)
   nearest-class    the same, points of the call's own hint class first (CLASS_PENALTY)
   knn-K            the K nearest points (own class first: other classes CLASS_PENALTY further)
-                   vote with their slowdowns, weighted by 1 / (distance + DISTANCE_BIAS)
-                   (triton_aot.contract.tuning_table.choose; the model in use is one of these)
+                   vote with their slowdowns, weighted by 1 / (distance + DISTANCE_BIAS),
+                   over the key logs (the models before the one in use)
+  in use           triton_aot.contract.tuning_table.choose as NAME_auto runs it (features,
+                   class distances, NEIGHBOURS)
 
     python3 bench/tune/selection_eval.py examples/kernels/*.tuning.json [--out bench/results]
 
@@ -40,21 +42,30 @@ IN_USE = f"knn-{tuning.NEIGHBOURS} within the class's portfolio (in use)"
 def models():
     """(name, choose(rows, q, cls, default, allowed) -> algo); `allowed` is the call class's
     portfolio (tuning.class_algos), which only the model in use votes within."""
-    out = [(IN_USE, lambda rows, q, c, d, allowed: tuning.choose(rows, q, c, d, allowed=allowed)),
+    # the models before the features and class distances work on the key logs alone
+    old = dict(use_features=False)
+    out = [(IN_USE, lambda rows, q, c, d, allowed: tuning.choose(
+               rows, q, c, d, allowed=allowed, class_dist=_CLASS_DIST[0])),
            ("nearest", lambda rows, q, c, d, _: tuning.choose(rows, q, c, d, neighbours=1,
-                                                              class_penalty=NO_PENALTY)),
-           ("nearest-class", lambda rows, q, c, d, _: tuning.choose(rows, q, c, d, neighbours=1))]
+                                                              class_penalty=NO_PENALTY, **old)),
+           ("nearest-class", lambda rows, q, c, d, _: tuning.choose(rows, q, c, d, neighbours=1,
+                                                                    **old))]
     for k in (2, 4, 8, 16):
         for penalty in (2 * tuning.Q, 4 * tuning.Q, 8 * tuning.Q):
             out.append((f"knn-{k} class penalty {penalty // tuning.Q} octaves",
                         lambda rows, q, c, d, _, k=k, p=penalty: tuning.choose(
-                            rows, q, c, d, neighbours=k, class_penalty=p)))
-    out.append((f"knn-{tuning.NEIGHBOURS} no class penalty",
-                lambda rows, q, c, d, _: tuning.choose(rows, q, c, d, class_penalty=NO_PENALTY)))
+                            rows, q, c, d, neighbours=k, class_penalty=p, **old)))
+    out.append(("knn-8 no class penalty",
+                lambda rows, q, c, d, _: tuning.choose(rows, q, c, d, neighbours=8,
+                                                       class_penalty=NO_PENALTY, **old)))
     return out
 
 
+_CLASS_DIST = [None]  # the table being evaluated's class distances (the model in use needs them)
+
+
 def evaluate(table: tuning.Table, choose, grid=None) -> list[dict]:
+    _CLASS_DIST[0] = tuning.class_distances(table)
     out = []
     for dev in table.devices:
         rows = tuning.rows_of(table, dev)
@@ -89,7 +100,7 @@ def main() -> int:
     args = ap.parse_args()
     wanted = [m for m in args.models.split(",") if m]
     res = {"format": "rules_triton.selection_eval.v1", "model": {
-        "neighbours": tuning.NEIGHBOURS, "class_penalty": tuning.CLASS_PENALTY,
+        "neighbours": tuning.NEIGHBOURS, "class_token_penalty": tuning.CLASS_TOKEN_PENALTY,
         "distance_bias": tuning.DISTANCE_BIAS, "slow_cap": tuning.SLOW_CAP}, "results": []}
     for path in args.tables:
         table = tuning.read_table(path)

@@ -66,7 +66,7 @@ class CUDAGraph:  # capture is not possible here: tune falls back to plain launc
     def __init__(self): raise RuntimeError("no graphs in the stub")
 
 cuda = types.SimpleNamespace(
-    current_device=lambda: 0, get_device_capability=lambda d=None: (9, 0),
+    current_device=lambda: 0, device_count=lambda: 1, get_device_capability=lambda d=None: (9, 0),
     get_device_properties=lambda d: types.SimpleNamespace(name="Fake GPU"),
     current_stream=lambda: types.SimpleNamespace(cuda_stream=0), synchronize=lambda: None,
     Event=Event, CUDAGraph=CUDAGraph, graph=None)

@@ -72,12 +72,13 @@ def mm_lib(tmp_path_factory):
     (9, 0, 300, 300, 300, "mm_a0_sm90"),
     (9, 0, 3000, 3000, 3000, "mm_a2_sm90"),
     (9, 0, 2, 4096, 4096, "mm_a1_sm90"),
-    # (64, 64, 64) has no winner: its neighbour (256, 256, 256) decides
-    (9, 0, 64, 64, 64, "mm_a0_sm90"),
-    # 1024^3 is 6 octaves from both 256^3 (algo 0) and 4096^3 (algo 2): the vote goes to the
-    # algo least slow over the neighbours, algo 0 (2.00x the best at 4096^3; algo 2 is 2.04x
-    # at 256^3, algo 1 2.02x at both)
-    (9, 0, 1024, 1024, 1024, "mm_a0_sm90"),
+    # (64, 64, 64) has no winner, so never decides; the 4 others vote, and algo 1 (best at
+    # two of them, 2.0x at the others) is the least slow over them
+    (9, 0, 64, 64, 64, "mm_a1_sm90"),
+    # 1024^3 is as far from 256^3 (algo 0) as from 4096^3 (algo 2) in every feature (each key
+    # and the products M*N, M*N*K): algo 1, 2.02x the best at both, is the least slow over all
+    # four points (algo 0 is 2.00x at the three others, algo 2 2.04x)
+    (9, 0, 1024, 1024, 1024, "mm_a1_sm90"),
     # sizes <= 1 count as 1
     (9, 0, 0, 4096, 4096, "mm_a1_sm90"),
     (9, 0, -5, 4096, 4096, "mm_a1_sm90"),

@@ -35,9 +35,9 @@ NO_TRITON_GFX = "gfx908"  # an AMD arch (CDNA1) triton does not compile for
 assert NO_TRITON_GFX not in targets.HIP_ARCHS
 
 LAYERS = ("rule attribute", "compile flag", "link flag", "signature", "grid", "kernel",
-          "link input", "launch call", "launcher")
+          "link input", "launch call", "launcher", "tune flag")
 TOOLS = ("compile", "link", "rule", "runtime", "capture", "autotune", "torch", "bazel test",
-         "c_entry")
+         "c_entry", "tune")
 
 
 @dataclass(frozen=True)
@@ -1528,8 +1528,38 @@ C_ENTRY_CASES = [
          flags={"function": "rms_scale"}),
 ]
 
+
+# ----------------------------------------------------------------------------- tuning command
+
+# The tuning command (python3 -m triton_aot.tuning.tune PACK ...) on a pack of a matmul library
+# ({K}/tune_inputs.py as its inputs; test_catalogue.py writes pack.json): the flags that tune a
+# model's layers are refused before any GPU work.
+TUNE_CASES = [
+    Case("tune_layers_not_nk", "tune flag", "tune",
+         "`--layers=4096`: a layer that is not N x K",
+         ("--layers: '4096' is not NxK",), ("e.g. 4096x4096,1024x4096",),
+         extra=("--layers=4096",)),
+    Case("tune_layers_and_config", "tune flag", "tune",
+         "both `--layers` and `--model_config`",
+         ("give --layers or --model_config, not both",), ("not both",),
+         extra=("--layers=64x64", "--model_config={K}/encoder.config.json")),
+    Case("tune_config_not_a_decoder", "tune flag", "tune",
+         "`--model_config` of a model without hidden_size / num_attention_heads",
+         ("encoder.config.json: needs hidden_size and num_attention_heads",),
+         ("or give the layers as --layers=NxK",),
+         extra=("--model_config={K}/encoder.config.json",)),
+    Case("tune_batch_reversed", "tune flag", "tune",
+         "`--batch=8:1`: a batch range that ends before it starts",
+         ("--batch='8:1'",), ("give LO:HI",),
+         extra=("--layers=64x64", "--batch=8:1")),
+    Case("tune_gpus_zero", "tune flag", "tune",
+         "`--gpus=0`",
+         ("--gpus='0'",), ("give a number of GPUs or 'all'",),
+         extra=("--layers=64x64", "--gpus=0")),
+]
+
 CASES = (COMPILE_CASES + LINK_CASES + RULE_CASES + RUNTIME_CASES + CAPTURE_CASES
-         + AUTOTUNE_CASES + TORCH_CASES + BAZEL_TEST_CASES + C_ENTRY_CASES)
+         + AUTOTUNE_CASES + TORCH_CASES + BAZEL_TEST_CASES + C_ENTRY_CASES + TUNE_CASES)
 
 
 def by_id() -> dict:

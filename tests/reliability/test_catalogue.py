@@ -40,7 +40,8 @@ REPO = Path(triton_aot.__file__).resolve().parent.parent
 TOOL_MODULES = {"compile": "triton_aot.compile.compile", "link": "triton_aot.emit_c.link",
                 "capture": "triton_aot.capture.tool",
                 "autotune": "triton_aot.compile.autotune_configs",
-                "torch": "triton_aot.torch.torch_ops", "c_entry": "triton_aot.c_entry.entry"}
+                "torch": "triton_aot.torch.torch_ops", "c_entry": "triton_aot.c_entry.entry",
+                "tune": "triton_aot.tuning.tune"}
 TOOL_CASES = [c for c in catalogue.CASES if c.tool in TOOL_MODULES or c.at_build]
 
 
@@ -173,15 +174,27 @@ def torch_argv(case, dirs: dict, verbose: bool = False) -> list:
             f"--out_py={dirs['OUT']}/ops.py"] + (["--verbose"] if verbose else [])
 
 
+def tune_argv(case, dirs: dict, verbose: bool = False) -> list:
+    """A pack as tools/tune writes it, as far as the refused flags read it (pack.json and the
+    inputs; the table would go under {OUT})."""
+    pack = dirs["TMP"] / "pack"
+    pack.mkdir()
+    shutil.copy(KERNELS / "tune_inputs.py", pack / "inputs.py")
+    (pack / "pack.json").write_text(json.dumps({
+        "library": "library.json", "so": "libmm.so", "inputs": "inputs.py",
+        "table": str(dirs["OUT"] / "mm.tuning.json")}))
+    return [str(pack)] + [_subst(a, dirs) for a in case.extra] + (["--verbose"] if verbose else [])
+
+
 def run_case(case, root: Path, verbose: bool = False) -> dict:
     dirs = {"K": KERNELS, "OUT": root / "out", "TMP": root / "tmp"}
     for key in ("OUT", "TMP"):
         dirs[key].mkdir(parents=True)
     home = root / "home"
     home.mkdir()
-    tool = case.tool if case.tool in ("link", "capture", "autotune", "torch", "c_entry") else "compile"
+    tool = case.tool if case.tool in ("link", "capture", "autotune", "torch", "c_entry", "tune") else "compile"
     argv = {"compile": compile_argv, "link": link_argv, "capture": capture_argv,
-            "autotune": autotune_argv, "torch": torch_argv, "c_entry": c_entry_argv}[tool](
+            "autotune": autotune_argv, "torch": torch_argv, "c_entry": c_entry_argv, "tune": tune_argv}[tool](
         case, dirs, verbose)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TRITON_", "PYTHON"))}
     env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", HOME=str(home),

@@ -33,9 +33,10 @@ table no longer describes it and fails the build with the command that retunes i
 
 Lookup (the C of NAME_auto and `lookup()` here, which agree bit for bit): the key arguments'
 base-2 logarithms in fixed point (1/256 octave, from the position of the leading bit and a
-256-entry table of the next 8 bits; values <= 1 count as 1), then the tuned point of the
-device's SM vote (`choose` below: the 8 nearest in the sum of per-key |log2 difference|, L1 in
-log space, within the call's hint class first), among the few algos of the class's portfolio.
+256-entry table of the next 8 bits; values <= 1 count as 1), then the tuned points of the
+device's SM vote (`choose` below: the 4 nearest in L1 distance over the features, each key's
+log2 and the log2 of the leading keys' products, plus a distance between the call's and the
+point's hint classes), among the few algos of the class's portfolio.
 A device SM with no points, or no table, gives the library's default algo
 (`tuning_default_algo`).
 """
@@ -287,17 +288,34 @@ def read_table(path: str | Path) -> Table:
 # its slowdown there (log2 of its time over that point's best, in 1/256 octave, capped at
 # SLOW_CAP: failed or unmeasured algos count as that slow), weighted by WEIGHT // (distance +
 # DISTANCE_BIAS); the algo of the call class's portfolio (below) with the smallest sum is
-# launched. A point of another hint class
-# (triton_aot.tuning.call_hints: the pattern the call's variant was compiled for) is CLASS_PENALTY
-# further away: without 16-byte rows the fastest tiles are others, so such points only count
-# when the call's own class has none near. A query on a tuned point of its class launches that
-# point's winner (the fastest portfolio algo there). The values were chosen by leave-one-out over the committed tables
-# (bench/tune/selection_eval.py, bench/results/selection.md).
-NEIGHBOURS = 8
-CLASS_PENALTY = 4 * Q
+# launched. The distance is L1 over the point's features (`features`: each key's log2 and the
+# log2 of the products of the leading keys, for a matmul's M, N, K the output's M*N elements and
+# the M*N*K work, which decide the tile and wave count more than any one size does), plus the
+# distance of the hint classes (triton_aot.tuning.call_hints: the pattern the call's variant was
+# compiled for): CLASS_TOKEN_PENALTY per hint one pattern has and the other lacks (M:16 alone
+# changes little, another operand layout a lot), NO_CLASS_PENALTY to or from a call or point of
+# no class. A query on a tuned point of its class launches that point's winner (the fastest
+# portfolio algo there). The values were chosen leaving whole models out of the committed
+# tables (bench/tune/selection_eval.py --leave_models_out, bench/results/selection.md): a table
+# is asked for the layers of models it never saw.
+NEIGHBOURS = 4
+CLASS_PENALTY = 4 * Q  # between classes when the classes' hints are not known (choose's default)
+CLASS_TOKEN_PENALTY = Q // 2
+NO_CLASS_PENALTY = 4 * Q
 DISTANCE_BIAS = Q // 4
 SLOW_CAP = 4 * Q
 WEIGHT = 1 << 24
+
+
+def features(logs: Sequence[int]) -> tuple[int, ...]:
+    """The selection's coordinates of a point: its keys' log2_q8, then the sums of the first
+    2, 3, ... of them (the log2 of the leading keys' products)."""
+    out = list(logs)
+    run = logs[0] if logs else 0
+    for v in logs[1:]:
+        run += v
+        out.append(run)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -308,12 +326,27 @@ class Row:
     winner: int
     slow: tuple[int, ...]   # per algo: log2(time / best time) in 1/256 octave, capped
 
+    @functools.cached_property
+    def feats(self) -> tuple[int, ...]:
+        return features(self.logs)
+
 
 def classes(table: Table) -> list[str]:
     """The table's hint patterns, most hints first (the order the call's class is found in:
     the first one whose hints all hold, as the variants are tried)."""
     pats = {p.hints for d in table.devices for p in d.points if p.hints is not None}
     return sorted(pats, key=lambda h: (-len(h.split()), h))
+
+
+@functools.lru_cache(maxsize=8)
+def class_distances(table: Table) -> tuple[tuple[int, ...], ...]:
+    """[class + 1][class + 1] (0: no class): the distance `choose` adds between a call's and a
+    point's hint classes (the selection model above)."""
+    hints = [set(h.split()) for h in classes(table)]
+    out = [[0] + [NO_CLASS_PENALTY] * len(hints)]
+    for a in hints:
+        out.append([NO_CLASS_PENALTY] + [CLASS_TOKEN_PENALTY * len(a ^ b) for b in hints])
+    return tuple(tuple(r) for r in out)
 
 
 def slowdowns(p: Point, num_algos: int) -> tuple[int, ...]:
@@ -408,15 +441,20 @@ def class_of(table: Table, call_hints: str | None) -> int:
 
 def choose(rows: Sequence[Row], q: Sequence[int], hint_class: int, default: int,
            neighbours: int = NEIGHBOURS, class_penalty: int = CLASS_PENALTY,
-           distance_bias: int = DISTANCE_BIAS, allowed: Sequence[int] | None = None) -> int:
+           distance_bias: int = DISTANCE_BIAS, allowed: Sequence[int] | None = None,
+           class_dist: Sequence[Sequence[int]] | None = None, use_features: bool = True) -> int:
     """The model above on log2_q8 query values (integer arithmetic, as the C does it); the vote
-    picks among `allowed` (the call class's portfolio; None: every algo)."""
+    picks among `allowed` (the call class's portfolio; None: every algo). `class_dist` is the
+    table's `class_distances`; None: `class_penalty` between any two classes."""
     if not rows:
         return default
+    qf = features(q) if use_features else tuple(q)
     near: list[tuple[int, int]] = []  # (distance, row index), nearest first, table order on ties
     for i, r in enumerate(rows):
-        d = sum(abs(a - b) for a, b in zip(q, r.logs))
-        if r.hint_class != hint_class:
+        d = sum(abs(a - b) for a, b in zip(qf, r.feats if use_features else r.logs))
+        if class_dist is not None:
+            d += class_dist[hint_class + 1][r.hint_class + 1]
+        elif r.hint_class != hint_class:
             d += class_penalty
         near.append((d, i))
     near.sort()
@@ -440,4 +478,5 @@ def lookup(table: Table | None, sm: int, query: Sequence[int], default: int,
     rows = rows_of(table, dev) if dev else []
     cls = class_of(table, call_hints) if table else -1
     return choose(rows, [log2_q8(v) for v in query], cls, default,
-                  allowed=class_algos(table, dev)[cls + 1] if rows else None)
+                  allowed=class_algos(table, dev)[cls + 1] if rows else None,
+                  class_dist=class_distances(table) if rows else None)

@@ -180,7 +180,7 @@ def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
         devices.append(f"    {{{dev.sm}, {len(rows)}, {len(dev_rows)}}}, /* "
                        f"{c_syntax.comment(dev.name)} */\n")
         for p, r in zip([q for q in dev.points if q.winner is not None], dev_rows):
-            rows.append(f"    {{{', '.join(map(str, r.logs))}, {r.hint_class}, {r.winner}}}, /* "
+            rows.append(f"    {{{', '.join(map(str, r.feats))}, {r.hint_class}, {r.winner}}}, /* "
                         f"{', '.join(f'{k}={v}' for k, v in zip(tuned.key, p.key))} */\n")
             slow_rows.append(f"    {{{', '.join(map(str, r.slow))}}},\n")
         for algos in tuning.class_algos(table, dev):
@@ -196,9 +196,16 @@ def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
                      + "".join(f" *     {i}: {c_syntax.comment(c or '(no hints)')}\n"
                                for i, c in enumerate(classes)))
     key_params = CCode(", ".join(f"int64_t {k}" for k in keys))
+    nf = len(tuning.features(range(nk)))
+    class_dist = tuning.class_distances(table) if table else ((0,),)
     if rows:
-        tables = t.render("tuned_table.c.tmpl", num_rows=len(rows), row_len=nk + 2,
-                          num_keys=nk, winner_col=nk + 1, rows=CCode("".join(rows)),
+        tables = t.render("tuned_table.c.tmpl", num_rows=len(rows), row_len=nf + 2,
+                          num_keys=nk, num_feats=nf, winner_col=nf + 1, rows=CCode("".join(rows)),
+                          class_dist_rows=CCode("".join(
+                              "    {" + ", ".join(map(str, r)) + "},\n" for r in class_dist)),
+                          feature_sums=CCode("".join(
+                              f"    trt_f[{nk + i - 1}] = trt_f[{nk + i - 2 if i > 1 else 0}] + "
+                              f"trt_q[{i}];\n" for i in range(1, nk))),
                           slow_rows=CCode("".join(slow_rows)), num_algos=num_algos,
                           allowed_rows=CCode("".join(allowed_rows)),
                           num_allowed=len(allowed_rows), num_class_slots=len(classes) + 1,
@@ -210,7 +217,9 @@ def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
                                                  for i, k in enumerate(keys))),
                           **_memo_parts(nk, num_algos, [d.sm for d in table.devices],
                                         len(classes)),
-                          neighbours=tuning.NEIGHBOURS, class_penalty=tuning.CLASS_PENALTY,
+                          neighbours=tuning.NEIGHBOURS,
+                          class_token_penalty=tuning.CLASS_TOKEN_PENALTY,
+                          no_class_penalty=tuning.NO_CLASS_PENALTY,
                           distance_bias=tuning.DISTANCE_BIAS, weight=tuning.WEIGHT,
                           slow_cap=tuning.SLOW_CAP,
                           default_algo=tuned.default_algo, key_params=key_params)

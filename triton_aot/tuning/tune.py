@@ -37,9 +37,11 @@ table's notes). Exit code 0 when the table was written.
 from __future__ import annotations
 
 import ctypes
+import inspect
 import json
 import statistics
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +53,7 @@ from triton_aot.contract import hint_patterns, library, record_reader
 from triton_aot.contract import tuning_table as tuning
 from triton_aot.core import cli
 from triton_aot.core.errors import UserError
-from triton_aot.tuning import call_hints
+from triton_aot.tuning import call_hints, model_shapes, shards
 
 CUDA_ERROR_NOT_SUPPORTED = 801
 CUDA_ERROR_OUT_OF_RESOURCES = 701
@@ -249,6 +251,10 @@ def _existing_table(out: Path | None, pack: Path, fresh: tuning.Table,
                     name: str) -> tuning.Table | None:
     """The table being retuned, when it was tuned for the library's current algos."""
     existing = out if out is not None and out.exists() else pack / "table.json"
+    return _table_if_current(existing, fresh, name)
+
+
+def _table_if_current(existing: Path, fresh: tuning.Table, name: str) -> tuning.Table | None:
     if not existing.exists():
         return None
     try:
@@ -276,7 +282,13 @@ def _time_algos(torch, lib, driver, stream, cargs, check, reps) -> list:
 
 
 def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
-         shapes_filter: str | None = None, missing_only: bool = False) -> tuning.Table:
+         shapes_filter: str | None = None, missing_only: bool = False,
+         model: list[call_hints.Call] | None = None, shard: tuple[int, int] | None = None,
+         base: Path | None = None) -> tuning.Table:
+    """Times the calls (the inputs' SHAPES, or `model`'s calls) on this process's GPU. With
+    `shard` (i, n), only shard i of shards.plan's n, and the table returned holds only the
+    points measured here (tune_on_gpus merges the shards); `base` is the table being retuned
+    (default: `out`, else the pack's)."""
     import torch
 
     p = open_pack(pack)
@@ -296,11 +308,14 @@ def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
     major, minor = torch.cuda.get_device_capability(dev)
     sm = major * 10 + minor
     stream = torch.cuda.current_stream().cuda_stream
-    calls = call_hints.tuning_calls(inputs)
+    calls = call_hints.tuning_calls(inputs) if model is None else model
     if shapes_filter:
         keep = {tuple(int(v) for v in s.split("x")) for s in shapes_filter.split(",")}
         calls = [c for c in calls if c.key in keep]
-    old_table = _existing_table(out, pack, fresh, name)
+    if shard is not None:
+        calls = shards.plan(calls, shard[1])[shard[0]]
+    old_table = (_table_if_current(base, fresh, name) if base is not None and base.exists()
+                 else _existing_table(out, pack, fresh, name))
     old_dev = old_table.device(sm) if old_table else None
     have = {(p.key, p.hints) for p in old_dev.points} if (missing_only and old_dev) else set()
     log(f"{name}: {lib.num_algos} algos x {len(calls)} calls on {props.name} (sm_{sm}), "
@@ -345,7 +360,12 @@ def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
                      + ", ".join(c.label() for c in skipped))
     table = tuning.Table(name, key, table.algos, table.devices, tuple(notes))
     measured = len(points)
-    if (shapes_filter or missing_only) and old_dev is not None:
+    if shard is not None:  # only this shard's points: tune_on_gpus merges them into the table
+        log(f"{name}: shard {shard[0]} of {shard[1]}: {measured} shapes in "
+            f"{time.monotonic() - t0:.0f} s")
+        return tuning.Table(name, key, table.algos,
+                            (tuning.Device(props.name, sm, "tune", tuple(points)),), tuple(notes))
+    if (shapes_filter or missing_only or model is not None) and old_dev is not None:
         # --shapes and --missing_only measure some calls only: the device keeps its other points
         remeasured = {(p.key, p.hints) for p in points}
         points = [p for p in old_dev.points if (p.key, p.hints) not in remeasured] + points
@@ -353,6 +373,76 @@ def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
     log(f"{name}: {measured} shapes in {time.monotonic() - t0:.0f} s"
         + (f", {len(skipped)} skipped (budget)" if skipped else ""))
     return table
+
+
+def tune_on_gpus(pack: Path, out: Path, worker_flags: list[str], devices: list[str],
+                 worker: list[str] | None = None) -> tuning.Table:
+    """One tuning process per GPU (`devices`: CUDA_VISIBLE_DEVICES of each), each timing its
+    shard (shards.plan) into a file of its own, then the shards merged into the table being
+    retuned (`out`, else the pack's; a fresh one when neither is tuned for these algos).
+    `worker` is the command that runs one shard (default: this module)."""
+    p_meta = json.loads((pack / "pack.json").read_text())
+    description = library.read_library(pack / p_meta["library"])
+    fresh = tuning.Table(description.name, description.tuning.key, tuple(
+        tuning.TunedAlgo(a.index, a.info, a.fingerprint) for a in description.algos))
+    base_path = out if out.exists() else pack / "table.json"
+    base = (_table_if_current(base_path, fresh, description.name) if base_path.exists()
+            else None) or fresh
+    worker = worker or [sys.executable, "-m", "triton_aot.tuning.tune"]
+    n = len(devices)
+    with tempfile.TemporaryDirectory(prefix="tune_shards_") as tmp:
+        base_copy = Path(tmp) / "base.json"
+        base_copy.write_text(base.to_json(), encoding="utf-8")
+        outs = [Path(tmp) / f"shard_{i}.json" for i in range(n)]
+        t0 = time.monotonic()
+        log(f"{description.name}: {n} GPUs ({', '.join(devices)}), one tuning process each")
+        codes = shards.run(lambda i: worker + [str(pack), f"--shard={i}/{n}", f"--out={outs[i]}",
+                                               f"--base={base_copy}"] + worker_flags, devices)
+        failed = [i for i, c in enumerate(codes) if c != 0]
+        if failed:
+            raise UserError(f"the tuning of shard(s) {failed} failed (exit codes "
+                            f"{[codes[i] for i in failed]}; their output is above); the table "
+                            "is unchanged: rerun with --missing_only")
+        merged = shards.merge(base, [tuning.read_table(o) for o in outs])
+        log(f"{description.name}: {n} shards merged in {time.monotonic() - t0:.0f} s")
+    return merged
+
+
+def _model_calls(fv: flags.FlagValues, inputs) -> list[call_hints.Call] | None:
+    """The calls of --layers or --model_config at --batch sizes; None: the inputs' SHAPES."""
+    if not fv.layers and not fv.model_config:
+        return None
+    if fv.layers and fv.model_config:
+        raise UserError("give --layers or --model_config, not both")
+    if tuple(inputs.KEY) != ("M", "N", "K"):
+        raise UserError(f"--layers/--model_config tune a matmul's linear layers: the tuning "
+                        f"key must be M, N, K (y[M, N] = x[M, K] @ W.t()), not "
+                        f"{', '.join(inputs.KEY)}")
+    if fv.layers:
+        layers = model_shapes.parse_layers(fv.layers)
+    else:
+        path = Path(fv.model_config)
+        try:
+            cfg = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as e:
+            raise UserError(f"--model_config={path}: cannot read it as JSON ({e})") from None
+        layers = model_shapes.layers_of_config(cfg, str(path))
+    params = inspect.signature(inputs.make_args).parameters
+    layout = "nt" if "layout" in params else None
+    ms = model_shapes.batch_sizes(fv.batch, fv.batch_count)
+    log(f"{len(layers)} layers ({', '.join(f'{l.name} {l.n}x{l.k}' for l in layers)}) x "
+        f"{len(ms)} batch sizes ({', '.join(map(str, ms))})"
+        + (", B = W.t() (torch.nn.Linear)" if layout else ""))
+    return model_shapes.model_calls(layers, ms, layout)
+
+
+def _gpu_count(spec: str) -> int:
+    if spec == "all":
+        import torch
+        return max(1, torch.cuda.device_count())
+    if not spec.isdigit() or int(spec) < 1:
+        raise UserError(f"--gpus={spec!r}: give a number of GPUs or 'all'")
+    return int(spec)
 
 
 def _define_flags(fv: flags.FlagValues) -> None:
@@ -369,6 +459,24 @@ def _define_flags(fv: flags.FlagValues) -> None:
                          "table has no point for on this GPU (new SHAPES entries, or a run "
                          "cut short by --budget_s); the table keeps its other points.",
                          flag_values=fv)
+    flags.DEFINE_string("layers", None, "Tune a model's linear layers instead of SHAPES: their "
+                        "weights' NxK (torch.nn.Linear: y = x @ W.t()), e.g. "
+                        "4096x4096,1024x4096,14336x4096,4096x14336.", flag_values=fv)
+    flags.DEFINE_string("model_config", None, "Tune the linear layers of the model of this "
+                        "Hugging Face config.json (q, k/v, qkv, o, gate/up, gate_up, down, MoE "
+                        "experts, lm_head) instead of SHAPES.", flag_values=fv)
+    flags.DEFINE_string("batch", "1:8192", "The batch sizes (M) of --layers/--model_config: "
+                        "LO:HI (--batch_count sizes log-spaced) or a list 1,16,300.",
+                        flag_values=fv)
+    flags.DEFINE_integer("batch_count", 20, "How many batch sizes LO:HI gives.", lower_bound=1,
+                         flag_values=fv)
+    flags.DEFINE_string("gpus", "all", "How many of the host's GPUs to tune on (one process "
+                        "each, the calls split between them, the results merged): a number or "
+                        "'all' (every visible GPU).", flag_values=fv)
+    flags.DEFINE_string("shard", None, "Internal: time shard I of N only (I/N) and write only "
+                        "its points.", flag_values=fv)
+    flags.DEFINE_string("base", None, "Internal: the table being retuned (a shard's).",
+                        flag_values=fv)
 
 
 def _run(fv: flags.FlagValues, rest: list[str]) -> None:
@@ -380,7 +488,25 @@ def _run(fv: flags.FlagValues, rest: list[str]) -> None:
                         "and use the folder it prints")
     meta = json.loads((pack / "pack.json").read_text())
     out = Path(fv.out) if fv.out else Path(meta["table"])
-    table = tune(pack, out, fv.reps, fv.budget_s, fv.shapes, fv.missing_only)
+    shard = None
+    if fv.shard:
+        i, _, n = fv.shard.partition("/")
+        if not (i.isdigit() and n.isdigit() and int(i) < int(n)):
+            raise UserError(f"--shard={fv.shard!r}: give I/N with 0 <= I < N")
+        shard = (int(i), int(n))
+    if fv.gpus != "all":
+        _gpu_count(fv.gpus)  # refused before anything is read or timed
+    model = _model_calls(fv, call_hints.load_inputs(pack / meta["inputs"]))
+    gpus = 1 if shard else _gpu_count(fv.gpus)
+    if gpus > 1:
+        passed = [f"--reps={fv.reps}"] + [
+            f"--{f}={getattr(fv, f)}" for f in ("budget_s", "shapes", "layers", "model_config",
+                                              "batch", "batch_count")
+            if getattr(fv, f) is not None] + (["--missing_only"] if fv.missing_only else [])
+        table = tune_on_gpus(pack, out, passed, shards.visible_devices(gpus))
+    else:
+        table = tune(pack, out, fv.reps, fv.budget_s, fv.shapes, fv.missing_only, model, shard,
+                     Path(fv.base) if fv.base else None)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(table.to_json(), encoding="utf-8")
     log(f"wrote {out}")
@@ -389,7 +515,8 @@ def _run(fv: flags.FlagValues, rest: list[str]) -> None:
 TOOL = cli.Tool(
     module="triton_aot.tuning.tune",
     usage="python3 -m triton_aot.tuning.tune .gpu/tune/NAME [--out=TABLE.json] [--reps=10] "
-          "[--budget_s=S] [--shapes=MxNxK,...] [--missing_only]",
+          "[--budget_s=S] [--shapes=MxNxK,...] [--missing_only] [--gpus=all|N] "
+          "[--layers=NxK,... | --model_config=config.json] [--batch=LO:HI] [--batch_count=20]",
     define_flags=_define_flags,
     run=_run,
     positional=True,

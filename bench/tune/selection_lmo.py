@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""How NAME_auto's selection does on models its table never saw, without a GPU: leave models out.
+
+Two sources of per-config timings, both committed:
+
+  tables     the tuning tables (examples/kernels/matmul_tuned*.tuning.json): every algo timed at
+             every point. The Linear-layout points are the layers of the open models below; each
+             model in turn is held out, every point whose (N, K) is one of its layers is removed
+             (any layout, so a layer another model shares is unseen too), the portfolios are
+             chosen again from what is left, and each held-out point is chosen for from the rest.
+  headroom   bench/results/headroom.json: the library's 28 configs and cuBLAS timed on 24 fresh
+             LLM layers (bench/tune/headroom.py); those whose (N, K) no tuning point has are
+             chosen for from the whole table.
+
+Each choice costs the held-out shape's time of the chosen algo over its best of all algos (the
+oracle; the JIT's autotuner, which times every config on each new shape and keeps the fastest,
+approximates it on the same data). Reported per stratum (layout, the oracle's time band, dtype)
+as the geometric mean and the worst of oracle time / chosen time, for the selection in use and
+the one before it (knn-8 over the key logs, a flat 4-octave class penalty).
+
+    python3 bench/tune/selection_lmo.py [--out bench/results]   # writes selection_lmo.{json,md}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from triton_aot.contract import hint_patterns  # noqa: E402
+from triton_aot.contract import tuning_table as tuning  # noqa: E402
+
+TABLES = {"fp16": REPO / "examples/kernels/matmul_tuned.tuning.json",
+          "bf16": REPO / "examples/kernels/matmul_tuned_bf16.tuning.json"}
+HEADROOM = REPO / "bench/results/headroom.json"
+
+# The Linear layers of examples/kernels/matmul_tuning.py's LINEAR_NK, by model: (N, K) pairs.
+TABLE_MODELS = {
+    "Llama-2-7B": [(4096, 4096), (11008, 4096), (4096, 11008), (32000, 4096)],
+    "Llama-3-8B": [(4096, 4096), (1024, 4096), (6144, 4096), (14336, 4096), (28672, 4096),
+                   (4096, 14336), (128256, 4096)],
+    "Llama-2/3-70B": [(8192, 8192), (1024, 8192), (10240, 8192), (28672, 8192), (8192, 28672)],
+    "Qwen2.5-7B": [(3584, 3584), (512, 3584), (4608, 3584), (18944, 3584), (3584, 18944),
+                   (152064, 3584)],
+    "Qwen2.5-1.5B": [(1536, 1536), (256, 1536), (8960, 1536), (1536, 8960)],
+    "Phi-3-mini": [(3072, 3072), (9216, 3072), (16384, 3072), (3072, 8192), (8192, 3072)],
+    "Llama-3.2-3B": [(3072, 3072), (5120, 3072), (8192, 3072), (3072, 8192)],
+    "Gemma-2-9B": [(3584, 4096), (4096, 3584), (14336, 3584), (3584, 14336)],
+    "MoE experts": [(2816, 2048), (2048, 1408), (1408, 2048), (14336, 4096), (4096, 14336)],
+}
+BANDS = ((0.0, 10.0, "<10us"), (10.0, 100.0, "10-100us"), (100.0, math.inf, ">100us"))
+NT_ARGS = ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_ak", "stride_bk",
+           "stride_bn", "stride_cm", "stride_cn")
+
+
+@dataclass(frozen=True)
+class Selection:
+    name: str
+    neighbours: int
+    features: bool
+    token_classes: bool
+
+    def choose(self, table: tuning.Table, dev: tuning.Device, q, cls: int) -> int:
+        rows = tuning.rows_of(table, dev)
+        return tuning.choose(rows, q, cls, 0, neighbours=self.neighbours,
+                             allowed=tuning.class_algos(table, dev)[cls + 1],
+                             class_dist=tuning.class_distances(table) if self.token_classes
+                             else None, use_features=self.features)
+
+
+NEW = Selection("in use", tuning.NEIGHBOURS, True, True)
+OLD = Selection("before (knn-8, key logs, flat class penalty)", 8, False, False)
+
+
+def nt_hints(m: int, n: int, k: int) -> str:
+    """The JIT's hint pattern of a torch.nn.Linear call (B = W.t(), W row-major [N, K]) on
+    16-byte aligned tensors: matmul_tuning.make_args(layout="nt")."""
+    values = (16, 16, 16, m, n, k, k, 1, 1, k, n, 1)
+    return " ".join(f"{a}:{hint_patterns.int_hint(v) if i >= 3 else 16}"
+                    for i, (a, v) in enumerate(zip(NT_ARGS, values))
+                    if i < 3 or hint_patterns.int_hint(v))
+
+
+def _times(p: tuning.Point) -> list[float]:
+    return [t if isinstance(t, float) else math.inf for t in p.times_us]
+
+
+def table_cases(dtype: str, selections) -> list[dict]:
+    table = tuning.read_table(TABLES[dtype])
+    out = []
+    for model, pairs in TABLE_MODELS.items():
+        pairs = set(pairs)
+        for dev in table.devices:
+            keep = tuple(p for p in dev.points if (p.key[1], p.key[2]) not in pairs)
+            held = [p for p in dev.points if (p.key[1], p.key[2]) in pairs
+                    and p.winner is not None and p.hints is not None]
+            train = tuning.Table(table.library, table.key, table.algos,
+                                 (tuning.Device(dev.name, dev.sm, dev.source, keep),))
+            tdev = train.devices[0]
+            for p in held:
+                times = _times(p)
+                layout = "nt" if "stride_bk:1" in p.hints.split() else "nn"
+                cls = tuning.class_of(train, p.hints)
+                q = [tuning.log2_q8(v) for v in p.key]
+                row = {"source": "tables", "dtype": dtype, "model": model, "layout": layout,
+                       "shape": list(p.key), "oracle_us": min(times)}
+                for s in selections:
+                    a = s.choose(train, tdev, q, cls)
+                    row[s.name] = min(times) / times[a]
+                out.append(row)
+    return out
+
+
+def headroom_cases(dtype: str, selections) -> list[dict]:
+    if not HEADROOM.exists():
+        return []
+    table = tuning.read_table(TABLES[dtype])
+    dev = table.devices[0]
+    seen = {(p.key[1], p.key[2]) for p in dev.points}
+    data = json.loads(HEADROOM.read_text())["dtypes"][dtype]
+    out = []
+    for r in data["rows"]:
+        m, n, k = r["shape"]
+        if (n, k) in seen:
+            continue
+        t = r["times_us"]
+        times = [t.get(f"lib:{a}", math.inf) or math.inf for a in range(len(table.algos))]
+        cls = tuning.class_of(table, nt_hints(m, n, k))
+        q = [tuning.log2_q8(v) for v in (m, n, k)]
+        row = {"source": "headroom", "dtype": dtype, "model": r["label"], "layout": "nt",
+               "shape": [m, n, k], "oracle_us": min(times), "cublas_us": t.get("cublas")}
+        for s in selections:
+            a = s.choose(table, dev, q, cls)
+            row[s.name] = min(times) / times[a]
+        out.append(row)
+    return out
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(max(x, 1e-3)) for x in xs) / len(xs)) if xs else None
+
+
+def strata(rows):
+    """(stratum name, rows) pairs: per source, dtype and layout, then by the oracle's time."""
+    groups = {}
+    for r in rows:
+        band = next(b for lo, hi, b in BANDS if lo <= r["oracle_us"] < hi)
+        for g in ((r["source"], r["dtype"], r["layout"], "all"),
+                  (r["source"], r["dtype"], r["layout"], band),
+                  (r["source"], "both", r["layout"], "all")):
+            groups.setdefault(g, []).append(r)
+    return sorted(groups.items())
+
+
+def summarise(rows, selections) -> list[dict]:
+    out = []
+    for (source, dtype, layout, band), rs in strata(rows):
+        s = {"source": source, "dtype": dtype, "layout": layout, "band": band, "shapes": len(rs)}
+        for sel in selections:
+            ks = [r[sel.name] for r in rs]
+            worst = min(rs, key=lambda r: r[sel.name])
+            s[sel.name] = {"geomean": geomean(ks), "worst": min(ks),
+                           "worst_shape": "x".join(map(str, worst["shape"])),
+                           "below_0.85": sum(k < 0.85 for k in ks)}
+        out.append(s)
+    return out
+
+
+def markdown(summary, selections) -> str:
+    lines = ["# NAME_auto on models the table never saw (leave models out, no GPU)", "",
+             "Generated by `python3 bench/tune/selection_lmo.py --out bench/results` from the "
+             "committed per-config timings (module docstring). *tables*: each model of the "
+             "tuning tables held out in turn (its layers' points removed in every layout, the "
+             "portfolios chosen again without them); *headroom*: the fresh LLM layers of "
+             "bench/results/headroom.json whose (N, K) the table lacks. Figures: oracle time / "
+             "chosen time (1.0 = the per-shape best of the 28 configs, which the JIT's "
+             "autotuner approximates), geometric mean, worst (shape), shapes below 0.85.", "",
+             "| source | dtype | layout | oracle time | shapes | "
+             + " | ".join(s.name for s in selections) + " |",
+             "|---|---|---|---|---|" + "---|" * len(selections)]
+    for s in summary:
+        cells = [f"{s[sel.name]['geomean']:.3f} ({s[sel.name]['worst']:.3f}, "
+                 f"{s[sel.name]['worst_shape']}; {s[sel.name]['below_0.85']})"
+                 for sel in selections]
+        lines.append(f"| {s['source']} | {s['dtype']} | {s['layout']} | {s['band']} | "
+                     f"{s['shapes']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    selections = (NEW, OLD)
+    rows = []
+    for dtype in TABLES:
+        rows += table_cases(dtype, selections) + headroom_cases(dtype, selections)
+    summary = summarise(rows, selections)
+    md = markdown(summary, selections)
+    print(md)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        res = {"format": "rules_triton.selection_lmo.v1",
+               "model": {"neighbours": tuning.NEIGHBOURS,
+                         "class_token_penalty": tuning.CLASS_TOKEN_PENALTY,
+                         "no_class_penalty": tuning.NO_CLASS_PENALTY,
+                         "distance_bias": tuning.DISTANCE_BIAS, "slow_cap": tuning.SLOW_CAP,
+                         "portfolio_keep_q": tuning.PORTFOLIO_KEEP_Q,
+                         "portfolio_max": tuning.PORTFOLIO_MAX},
+               "summary": summary}
+        (args.out / "selection_lmo.json").write_text(json.dumps(res, indent=1) + "\n")
+        (args.out / "selection_lmo.md").write_text(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
