@@ -132,7 +132,7 @@ def runners(case, work: Path):
     compiled = torch.compile(case.op, fullgraph=True, dynamic=True)
     example = case.make(case.sizes[0])
     ep = torch.export.export(_Module(case.op), tuple(t.clone() for t in example),
-                             dynamic_shapes=case.dims)
+                             dynamic_shapes=(case.dims,))  # forward(*args)
     package = torch._inductor.aoti_compile_and_package(ep, package_path=str(work / f"{case.name}.pt2"))
     aoti = torch._inductor.aoti_load_package(package)
     return {"eager": case.op, "compile": compiled, "aoti": lambda *a: tuple(aoti(*a))}
