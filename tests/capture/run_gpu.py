@@ -7,7 +7,8 @@ until the JIT side runs).
 
 Every op runs at its example sizes and at two sizes no example used (the dynamic ones), in
 eager mode, under torch.compile(fullgraph=True, dynamic=True), and as an AOTInductor package
-exported over its dynamic sizes. The in-place ops (Liger's RoPE, our `in_place`, which returns
+exported over its dynamic sizes. `accumulate` (into a torch.zeros output) must see its output
+filled with 0 in every mode. The in-place ops (Liger's RoPE, our `in_place`, which returns
 None) must write their inputs in every mode. Also: decode attention against torch's attention
 in fp32, and a size no example call covers refused by the size-table op.
 
@@ -115,6 +116,9 @@ def cases():
              lambda x: (ours.dep_kernel(x),), ({0: n},)),
         Case("cuda_checked", [4096, 1000, 17], lambda s: (rn(s),), lambda x: (tw.cuda_checked(x),),
              lambda x: (ours.cuda_checked(x),), ({0: n},)),
+        # accumulates into torch.zeros: the op's output must be filled with 0 before the launch
+        Case("accumulate", [4096, 1000, 17], lambda s: (rn(s),), lambda x: (tw.accumulate(x),),
+             lambda x: (ours.accumulate_into_zeros(x),), ({0: n},)),
     ]
 
 
@@ -132,7 +136,7 @@ def runners(case, work: Path):
     compiled = torch.compile(case.op, fullgraph=True, dynamic=True)
     example = case.make(case.sizes[0])
     ep = torch.export.export(_Module(case.op), tuple(t.clone() for t in example),
-                             dynamic_shapes=case.dims)
+                             dynamic_shapes=(case.dims,))  # forward(*args)
     package = torch._inductor.aoti_compile_and_package(ep, package_path=str(work / f"{case.name}.pt2"))
     aoti = torch._inductor.aoti_load_package(package)
     return {"eager": case.op, "compile": compiled, "aoti": lambda *a: tuple(aoti(*a))}

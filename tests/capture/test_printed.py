@@ -9,11 +9,13 @@ import os
 import pytest
 
 NAMES = ["liger_rms_norm", "liger_rope", "liger_swiglu", "rms_scale", "decode_attention",
-         "in_place", "dep_twice", "cuda_checked"]
+         "in_place", "dep_twice", "cuda_checked", "accumulate"]
 # what each target's libraries need to import their kernel, printed with them
 SRCS = {"rms_scale": ["serving_kernels.py"], "decode_attention": ["serving_kernels.py"],
-        "in_place": ["torch_work_launchers.py"], "cuda_checked": ["torch_work_launchers.py"]}
-DEPS = {name: ["//tests/capture/dep:kernels"] for name in ("in_place", "dep_twice", "cuda_checked")}
+        "in_place": ["torch_work_launchers.py"], "cuda_checked": ["torch_work_launchers.py"],
+        "accumulate": ["torch_work_launchers.py"]}
+DEPS = {name: ["//tests/capture/dep:kernels"]
+        for name in ("in_place", "dep_twice", "cuda_checked", "accumulate")}
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 

@@ -4,6 +4,8 @@
   keeps the call and its write (an op torch took as pure would be dropped, `out` left as it was);
   `x`, which the kernel only reads, is not marked;
 - the kernel file of a py_library dep and the launcher that checks `x.is_cuda` build ops;
+- the launcher that accumulates into `torch.zeros` builds an op whose C++ fills its output with
+  0 before the launch (tests/torch_ops/test_generator.py checks the fill's place);
 - each launcher computes what torch does in Triton's interpreter.
 """
 
@@ -22,6 +24,7 @@ NS = torch.ops.torch_work_captured
 
 def test_schemas_are_the_launchers():
     assert torch_work_ops.SCHEMAS == {
+        "accumulate": "torch_work_captured::accumulate(Tensor x) -> Tensor",
         "cuda_checked": "torch_work_captured::cuda_checked(Tensor x) -> Tensor",
         "dep_twice": "torch_work_captured::dep_twice(Tensor x) -> Tensor",
         "in_place": "torch_work_captured::in_place(Tensor x, Tensor(a!) out_arg) -> ()",
@@ -63,7 +66,8 @@ def launchers_in_interpreter():
     out = torch.zeros(1000)
     assert launchers.in_place(x, out) is None
     return {"in_place": (out - 2 * x).abs().max().item(),
-            "dep_kernel": (launchers.dep_kernel(x) - 2 * x).abs().max().item()}
+            "dep_kernel": (launchers.dep_kernel(x) - 2 * x).abs().max().item(),
+            "accumulate": (launchers.accumulate_into_zeros(x) - x).abs().max().item()}
 
 
 def test_launchers_match_torch_in_the_interpreter():
@@ -72,7 +76,7 @@ def test_launchers_match_torch_in_the_interpreter():
                           env=dict(os.environ, TRITON_INTERPRET="1"), capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     errs = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert errs == {"in_place": 0.0, "dep_kernel": 0.0}, errs
+    assert errs == {"in_place": 0.0, "dep_kernel": 0.0, "accumulate": 0.0}, errs
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--interpreter"]:

@@ -143,6 +143,19 @@ def test_generator_refuses_a_module_that_does_not_compile(tmp_path, monkeypatch)
     assert message.endswith(": def _fake_o(x, alpha=1.0, algo_id):"), message
 
 
+def test_fills_fill_outputs_before_the_call(tmp_path):
+    # an output the launcher made with torch.zeros: filled on torch's stream before the kernel
+    spec = {"args": ["x"], "entry": "default", "bind": {"n": "x.numel()"},
+            "outputs": {"out_ptr": "x.shape"}, "fills": {"out_ptr": "0.0"}}
+    cc, _ = gen.generate(_plan(tmp_path, spec))
+    op = cc[cc.index("static Tensor op_o("):]
+    fill = op.index("torch::stable::fill_(o_out_ptr, 0.0);")
+    assert op.index("Tensor o_out_ptr = torch::stable::new_empty(") < fill < op.index("trt_check_launch(")
+    for fills, problem in (({"x": "0"}, "'x' is not an output"), ({"out_ptr": "inf"}, "not a finite")):
+        with pytest.raises(UserError, match=problem):
+            gen.generate(_plan(tmp_path, dict(spec, fills=fills)))
+
+
 def test_fake_checks_keep_sizes_symbolic(tmp_path):
     # `and`, `or`, `not` and chained comparisons as helpers (no bool() of a symbolic size);
     # a number as a condition means != 0, as in the C++

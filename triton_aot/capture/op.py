@@ -189,6 +189,7 @@ def _step_op(decl: Declaration, calls: list[CallCapture], index: int, lib: str,
     candidates += [f"{t.name}.stride({d})" for t in first.tensors for d in range(len(t.strides))]
     bind: dict[str, str] = {}
     outputs: dict[str, str] = {}
+    fills: dict[str, str] = {}
     launch = first.launches[index]
     for i, a in enumerate(launch.arguments):
         per_call = [c.launches[index].arguments[i] for c in calls]
@@ -209,6 +210,7 @@ def _step_op(decl: Declaration, calls: list[CallCapture], index: int, lib: str,
                 if len(ranks) != 1:
                     raise UserError(f"{what}: {launch.site}: the tensor behind {a.name} has "
                                     "another rank in each example call")
+                fills.update(_fill(calls, int(ref), a.name, what, launch.site))
                 outputs[a.name] = ", ".join(
                     _one_text([c.allocations[int(ref)].sizes[d] for c in calls], calls,
                               candidates, what, f"{a.name}'s size {d}", launch.site)
@@ -226,15 +228,7 @@ def _step_op(decl: Declaration, calls: list[CallCapture], index: int, lib: str,
                             "no bool kernel arguments yet: make it a constexpr")
         else:
             bind[a.name] = _int_binding(a, per_call, calls, candidates, sizes, what, launch.site)
-    for spec in (l for l in decl.libraries if l.name == lib):
-        for la in spec.launch_args:
-            name = la.partition(":")[0].strip()
-            texts = {_Sizes(c).text(name, what) for c in calls if name in _Sizes(c).of}
-            if len(texts) != 1:
-                raise UserError(f"{what}: the grid's size {name} is not one size of the inputs in "
-                                "every example call; name a dynamic size the same in every call "
-                                "(\"[rows=8192] ...\" gives a call its own example value)")
-            bind[name] = texts.pop()
+    bind.update(_launch_args(decl, calls, lib, what))
     read = {m.group(0) for v in bind.values() for m in re.finditer(r"\w+\.stride\(\d+\)", v)}
     per_call_conditions = [_conditions(c, _Sizes(c), read, what) for c in calls]
     common = [c for c in per_call_conditions[0] if all(c in p for p in per_call_conditions)]
@@ -253,6 +247,8 @@ def _step_op(decl: Declaration, calls: list[CallCapture], index: int, lib: str,
     }
     if outputs:
         op["outputs"] = outputs
+    if fills:
+        op["fills"] = fills
     if len(library.algos) > 1:
         op["algo_choice"] = [[cond, str(algo)] for cond, algo in choice_of.items()]
     elif len(choice_of) > 1:
@@ -260,6 +256,34 @@ def _step_op(decl: Declaration, calls: list[CallCapture], index: int, lib: str,
     elif "True" not in choice_of:
         op["checks"] += next(iter(choice_of)).split(" and ")
     return op
+
+
+def _launch_args(decl: Declaration, calls: list[CallCapture], lib: str,
+                 what: str) -> dict[str, str]:
+    """The grid's sizes that no kernel argument carries (launch_args), as sizes of the inputs."""
+    bind = {}
+    for spec in (l for l in decl.libraries if l.name == lib):
+        for la in spec.launch_args:
+            name = la.partition(":")[0].strip()
+            texts = {_Sizes(c).text(name, what) for c in calls if name in _Sizes(c).of}
+            if len(texts) != 1:
+                raise UserError(f"{what}: the grid's size {name} is not one size of the inputs in "
+                                "every example call; name a dynamic size the same in every call "
+                                "(\"[rows=8192] ...\" gives a call its own example value)")
+            bind[name] = texts.pop()
+    return bind
+
+
+def _fill(calls: list[CallCapture], k: int, name: str, what: str, site: str) -> dict[str, str]:
+    """{name: the constant the launcher filled allocation k with} ({} when uninitialised)."""
+    values = {c.allocations[k].fill for c in calls}
+    if values == {None}:
+        return {}
+    if len(values) != 1:
+        raise UserError(f"{what}: {site}: the tensor behind {name} is filled with "
+                        f"{' and '.join(map(repr, values))} in different example calls; "
+                        "one op fills it with one constant")
+    return {name: repr(values.pop())}
 
 
 def _one_text(per_call: list[str], calls, candidates, what, name, site) -> str:

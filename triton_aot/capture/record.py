@@ -72,10 +72,12 @@ class TensorInput:
 @dataclass(frozen=True)
 class Allocation:
     """A tensor the launcher allocated and a launch wrote: its dtype, its shape as the launcher
-    returns it, and whether the launcher returns it (else it is scratch)."""
+    returns it, whether the launcher returns it (else it is scratch), and the constant it was
+    filled with (`torch.zeros`: 0.0; None: uninitialised, `torch.empty`)."""
     dtype: str
     sizes: tuple[str, ...]
     returned: bool
+    fill: float | None = None
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,8 @@ def from_json(text: str) -> list[CallCapture]:
             tensors=tuple(TensorInput(t["name"], t["dtype"], tuple(t["sizes"]),
                                       tuple(t["strides"]), t["contiguous"]) for t in c["tensors"]),
             floats=tuple((n, v) for n, v in c["floats"]),
-            allocations=tuple(Allocation(a["dtype"], tuple(a["sizes"]), a["returned"])
+            allocations=tuple(Allocation(a["dtype"], tuple(a["sizes"]), a["returned"],
+                                         a.get("fill"))
                               for a in c["allocations"]),
             returned_inputs=tuple(c["returned_inputs"]),
             steps=tuple(Step(**s) for s in c.get("steps", ()))))

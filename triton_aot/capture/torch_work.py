@@ -5,8 +5,9 @@ replay torch. So every torch op the launcher runs on the fake inputs is seen at 
 (a TorchDispatchMode inside the FakeTensorMode, so `.sort()`, `.sum()`, `torch.tensor(1.0)`,
 `.clone()` and copies inside torch's own composites are all seen) and classified:
 
-- "allocation": uninitialised memory (`empty`, `empty_like`, `new_empty`, `empty_strided`), which
-  the op allocates the same way;
+- "allocation": uninitialised memory (`empty`, `empty_like`, `new_empty`, `empty_strided`), or
+  memory filled with one constant (`zeros`, `ones`, `full` and their `_like`/`new_` forms: the
+  fill's value is noted), which the op allocates (and fills) the same way;
 - "view": an alias of a tensor (`view`, `transpose`, `unbind`, slicing...), which the op binds
   through the tensor's sizes and strides;
 - metadata queries (`prim.device`, `sym_size`...), which compute nothing and are not recorded;
@@ -35,17 +36,22 @@ METADATA = frozenset({
 })
 # Tensors made with values the launcher chose (constants), named for the refusal's fix.
 CONSTANTS = frozenset({
-    "aten.lift_fresh.default", "aten.lift_fresh_copy.default", "aten.scalar_tensor.default", "aten.zeros.default",
-    "aten.ones.default", "aten.full.default", "aten.arange.default", "aten.arange.start",
-    "aten.arange.start_step", "aten.zeros_like.default", "aten.ones_like.default",
-    "aten.full_like.default", "aten.new_zeros.default", "aten.new_ones.default",
-    "aten.new_full.default", "aten.zero_.default", "aten.fill_.Scalar", "aten.fill_.Tensor",
+    "aten.lift_fresh.default", "aten.lift_fresh_copy.default", "aten.scalar_tensor.default",
+    "aten.arange.default", "aten.arange.start", "aten.arange.start_step", "aten.zero_.default",
+    "aten.fill_.Scalar", "aten.fill_.Tensor",
 })
+# Allocations filled with one constant: aten op -> the index of the fill value in its arguments
+# (None: zeros or ones).
+FILLS = {
+    "aten.zeros.default": 0.0, "aten.zeros_like.default": 0.0, "aten.new_zeros.default": 0.0,
+    "aten.ones.default": 1.0, "aten.ones_like.default": 1.0, "aten.new_ones.default": 1.0,
+    "aten.full.default": 1, "aten.full_like.default": 1, "aten.new_full.default": 2,
+}
 
 
 def kind_of(name: str, func: Any) -> str:
     """"allocation", "view", "metadata" or "torch" for the aten op `name` (`func` its overload)."""
-    if name in ALLOCATIONS:
+    if name in ALLOCATIONS or name in FILLS:
         return "allocation"
     if name in METADATA:
         return "metadata"
@@ -77,8 +83,19 @@ def refusal(step: Step, what: str) -> str:
             "kernel, and capture the launcher of the kernels alone")
 
 
-def recorder(steps: list[Step], site: Callable[[], str]):
-    """A TorchDispatchMode that appends a Step for every allocation, view and torch op."""
+def fill_value(name: str, args: tuple) -> float | None:
+    """The constant a filled allocation holds; None when it is no plain number (a tensor, a
+    symbolic value: torch work)."""
+    how = FILLS[name]
+    value = how if isinstance(how, float) else args[how] if len(args) > how else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def recorder(steps: list[Step], site: Callable[[], str], fills: dict[int, float]):
+    """A TorchDispatchMode that appends a Step for every allocation, view and torch op, and
+    notes the value of each filled allocation in `fills` (by its storage)."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class _Record(TorchDispatchMode):
@@ -89,6 +106,13 @@ def recorder(steps: list[Step], site: Callable[[], str]):
                 steps.append(Step(kind, name, site()))
             # an allocation on the launcher's "cuda" (fake_cuda): on meta, like the inputs
             args, kwargs = fake_cuda.on_meta(args, kwargs or {})
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
+            if name in FILLS:
+                value = fill_value(name, args)
+                if value is None:
+                    steps[-1] = Step("torch", name, steps[-1].site)
+                else:
+                    fills[result.untyped_storage()._cdata] = value
+            return result
 
     return _Record()

@@ -78,6 +78,7 @@ class _Recorder:
         self.floats: dict[str, float] = {}
         self.allocated: list[Any] = []  # tensors the launcher allocated, as first launched
         self.steps: list[Step] = []  # launches, allocations, views and torch work, in order
+        self.fills: dict[int, float] = {}  # storage -> the constant an allocation was filled with
 
     def source_of_tensor(self, t: Any) -> str:
         key = t.untyped_storage()._cdata
@@ -345,7 +346,7 @@ def _run(launcher: Callable, recorder: _Recorder, call: ExampleCall, what: str) 
     from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
     try:
         with _recording(recorder), fake_cuda.looking_like_cuda(), recorder.inputs.mode, \
-                torch_work.recorder(recorder.steps, _stack_line):
+                torch_work.recorder(recorder.steps, _stack_line, recorder.fills):
             return launcher(*call.args, **call.kwargs)
     except DeviceAccessRefused as e:  # the build-time driver's or torch.cuda's refusal
         asked = re.search(r"calls (\S+), which needs a GPU", e.message)
@@ -452,7 +453,8 @@ def _outputs_in_return_order(recorder: _Recorder, result: Any):
     allocations = tuple(
         Allocation(str(recorder.allocated[old].dtype).removeprefix("torch."),
                    recorder.sizes_of(shapes.get(old, recorder.allocated[old].shape)),
-                   new < returned_count)
+                   new < returned_count,
+                   recorder.fills.get(recorder.allocated[old].untyped_storage()._cdata))
         for new, old in enumerate(order))
 
     def renumber(a: Argument) -> Argument:

@@ -10,6 +10,7 @@ expression (triton_aot.torch.expression). The result, `Op`, is what the C++ and 
 from __future__ import annotations
 
 import ast
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Optional
@@ -54,6 +55,8 @@ class Op:
     py_checks: list[tuple[str, str]] = field(default_factory=list)
     # the algo chosen by conditions on the arguments: [(C++ condition, text, algo index)]
     algo_choice: list[tuple[str, str, int]] = field(default_factory=list)
+    # output parameter -> the constant the op fills it with before the call (else uninitialised)
+    fills: dict[str, float] = field(default_factory=dict)
 
 
 
@@ -173,6 +176,20 @@ class _Binder:
             raise fail(self.name, f"parameter {p.name!r} of {self.entry.name}() has C type "
                                   f"{p.ctype!r}, which torch ops do not support yet")
 
+    def fills(self, spec: dict) -> dict[str, float]:
+        """`fills`: output parameter -> the constant the op fills it with."""
+        out = {}
+        for key, text in (spec.get("fills") or {}).items():
+            if key not in self.outputs_spec:
+                raise fail(self.name, f"fills: {key!r} is not an output of the op")
+            try:
+                out[key] = float(text)
+            except (TypeError, ValueError):
+                out[key] = math.nan  # refused below
+            if not math.isfinite(out[key]):
+                raise fail(self.name, f"fills[{key!r}]: {text!r} is not a finite number")
+        return out
+
     def output(self, p: CParam, elem: str) -> None:
         name = self.name
         shape_text = self.outputs_spec[p.name].strip()
@@ -266,4 +283,5 @@ def build_op(name: str, spec: dict, lib: dict) -> Op:
     return Op(name=name, lib=entry.c_name, entry=entry.name, include=lib["include"], args=args,
               outputs=b.outputs, bindings=b.bindings, checks=checks, min_dims=dims,
               contiguous=contiguous, mutates=mutates, hint_sets=entry.hint_sets,
-              algo_arg=entry.algo_arg, py_checks=py_checks, algo_choice=algo_choice)
+              algo_arg=entry.algo_arg, py_checks=py_checks, algo_choice=algo_choice,
+              fills=b.fills(spec))

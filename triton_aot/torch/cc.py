@@ -135,6 +135,8 @@ def _cc_call(op: Op, tensors: list[str]) -> list[str]:
             w(f"  const std::vector<int64_t> shape_{pname} = {{{dims}}};")
             w(f"  for (int64_t d : shape_{pname}) if (d < 0) trt_fail(kOp, {cstr(f'output {pname!r} would have a negative size')});")
         w(f"  Tensor o_{pname} = torch::stable::new_empty(t_{first}, shape_{pname}, ScalarType::{DTYPES[elem][1]});")
+        if pname in op.fills:  # as the launcher's torch.zeros / full did
+            w(f"  torch::stable::fill_(o_{pname}, {op.fills[pname]!r});")
     w("  CUstream stream = trt_current_stream(kOp, device);")
     cargs = ["stream"]
     for b in op.bindings:

@@ -16,7 +16,7 @@ load("//rules/private/actions:torch_actions.bzl", "compile_torch_op_library", "g
 
 _ENTRIES = ["", "auto", "default", "algo"]
 
-def triton_torch_op(lib = None, args = [], outputs = {}, bind = {}, checks = [], contiguous = None, mutates = [], entry = "", algo_choice = [], steps = [], returns = []):
+def triton_torch_op(lib = None, args = [], outputs = {}, bind = {}, checks = [], contiguous = None, mutates = [], entry = "", algo_choice = [], steps = [], returns = [], fills = {}):
     """Describes one torch op over a `triton_kernel_library`'s C API.
 
     The op's schema is tensor-level (`matmul(Tensor a, Tensor b) -> Tensor`); every parameter
@@ -50,6 +50,8 @@ def triton_torch_op(lib = None, args = [], outputs = {}, bind = {}, checks = [],
       outputs: pointer parameter -> the shape of the tensor the op allocates for it, e.g.
         `{"c_ptr": "a.size(0), b.size(1)"}` (contiguous, on the first tensor's device, the
         pointer's dtype). The op returns them in the C API's order (none: `-> ()`).
+      fills: output pointer parameter -> the constant the op fills it with before the call
+        (`{"acc_ptr": "0.0"}`, as `torch.zeros` would); the others are left uninitialised.
       bind: C parameter -> expression (see above).
       checks: conditions over the arguments that must hold, e.g. `["a.size(1) == b.size(0)"]`;
         a failed one is refused naming it.
@@ -93,6 +95,7 @@ def triton_torch_op(lib = None, args = [], outputs = {}, bind = {}, checks = [],
         "mutates": mutates,
         "entry": entry,
         "algo_choice": algo_choice,
+        "fills": fills,
     })
 
 def _target_version(label, text):
