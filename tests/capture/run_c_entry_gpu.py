@@ -47,11 +47,18 @@ _get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _KEEP = []  # the capsules outlive the calls
 
 
+_VERSIONED_HEADER = 32  # DLManagedTensorVersioned: version, manager_ctx, deleter, flags
+
+
 def dl(t: torch.Tensor) -> ctypes.c_void_p:
-    """The DLTensor torch exports for `t` (the first member of its DLManagedTensor)."""
+    """The DLTensor torch exports for `t`: the first member of its DLManagedTensor (the
+    "dltensor" capsule), or the one after the header of a DLManagedTensorVersioned."""
     capsule = to_dlpack(t)
     _KEEP.append(capsule)
-    return ctypes.c_void_p(_get_pointer(capsule, b"dltensor"))
+    try:
+        return ctypes.c_void_p(_get_pointer(capsule, b"dltensor"))
+    except ValueError:
+        return ctypes.c_void_p(_get_pointer(capsule, b"dltensor_versioned") + _VERSIONED_HEADER)
 
 
 class Entries:

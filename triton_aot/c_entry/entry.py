@@ -67,7 +67,7 @@ INT_RANGES = {
 FLOAT_CTYPES = ("float", "double")
 WORKSPACE_ALIGN = 256
 # The stage's own templates (out of //templates, which every Triton action takes).
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "c_entry"
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 MAX_RANK = 8  # the views' fixed arrays; a launcher's tensors have fewer dimensions
 # The entry's own parameters: no tensor or scalar of the launcher may take these names.
 _OWN = ("stream", "workspace", "workspace_bytes", "bytes")
