@@ -199,6 +199,10 @@ def cold_build_run(keep: bool) -> dict:
     return result
 
 
+def _busy(r: dict) -> str:
+    return "not recorded" if r.get("busy_before") is None else f"{r['busy_before']:.0%}"
+
+
 def markdown(res: dict) -> str:
     m = res["machine"]
     lines = [
@@ -227,10 +231,13 @@ def markdown(res: dict) -> str:
         ]
         for mode, r in s["modes"].items():
             lines.append(f"| {mode} | {r['wall_s']:.1f} | {r['wall_s'] / s['variants']:.2f} | "
-                         f"**{r['wall_s'] / base:.2f}x** | {r['busy_before']:.0%} |")
-        lines += ["", f"Outputs of the three modes byte-identical: "
-                  f"{'yes' if s['identical_outputs'] else 'NO'} ({s['files_compared']} files).",
-                  ""]
+                         f"**{r['wall_s'] / base:.2f}x** | {_busy(r)} |")
+        same = {True: "yes", False: "NO", None: "not compared in this run"}[
+            s.get("identical_outputs")]
+        lines += ["", f"Outputs of the three modes byte-identical: {same} "
+                  f"({s.get('files_compared') or 0} files).", ""]
+        if s.get("note"):
+            lines += [s["note"], ""]
     c = res.get("cold_build")
     if c:
         base = c["modes"]["one-shot"]["wall_s"]
@@ -245,7 +252,7 @@ def markdown(res: dict) -> str:
         ]
         for mode, r in c["modes"].items():
             lines.append(f"| {mode} | {r['wall_s']:.1f} | {r['triton_compile_executed']} | "
-                         f"**{r['wall_s'] / base:.2f}x** | {r['busy_before']:.0%} |")
+                         f"**{r['wall_s'] / base:.2f}x** | {_busy(r)} |")
         lines.append("")
     for key, err in res.get("errors", {}).items():
         lines.append(f"- {key} failed: {err}")
@@ -284,17 +291,22 @@ def main() -> int:
         res["errors"]["slow_dep"] = repr(e)[-2000:]
     finally:
         shutil.rmtree(args.host_scratch / run_id, ignore_errors=True)
+    write(res, args.out)  # kept even if the cold build is stopped
     if not args.skip_cold_build:
         try:
             res["cold_build"] = cold_build_run(args.keep)
         except Exception as e:
             res["errors"]["cold_build"] = repr(e)[-2000:]
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "worker_keys.json").write_text(json.dumps(res, indent=1) + "\n")
-    text = markdown(res)
-    (args.out / "worker_keys.md").write_text(text)
-    print(text)
+    print(write(res, args.out))
     return 0 if not res["errors"] else 1
+
+
+def write(res: dict, out: Path) -> str:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "worker_keys.json").write_text(json.dumps(res, indent=1) + "\n")
+    text = markdown(res)
+    (out / "worker_keys.md").write_text(text)
+    return text
 
 
 if __name__ == "__main__":

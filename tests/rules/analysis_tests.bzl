@@ -190,13 +190,18 @@ def _cc_info_test_impl(ctx):
 
     # The library's own archive and the runtime's are both linked; -ldl -lpthread travel with
     # the runtime (the code that dlopens the driver), so every user of the library gets them.
+    # The library's archive is alwayslink (libadd.lo): linked whole, so that two libraries of
+    # one c_name fail the link on their c_name guard instead of one serving both.
     archives = {}
+    always = {}
     for linker_input in target[CcInfo].linking_context.linker_inputs.to_list():
         for lib in linker_input.libraries:
             archive = lib.pic_static_library or lib.static_library
             if archive:
                 archives[archive.basename] = linker_input.user_link_flags
-    asserts.true(env, "libadd.a" in archives, "has a static library: {}".format(archives.keys()))
+                always[archive.basename] = lib.alwayslink
+    asserts.true(env, "libadd.lo" in archives, "has a static library: {}".format(archives.keys()))
+    asserts.true(env, always.get("libadd.lo", False), "the library is alwayslink")
     asserts.true(env, "libruntime.a" in archives, "links the runtime: {}".format(archives.keys()))
     runtime_flags = archives.get("libruntime.a", [])
     asserts.true(env, "-ldl" in runtime_flags, "links libdl for dlopen: {}".format(runtime_flags))

@@ -4,7 +4,7 @@ load("@rules_cc//cc:find_cc_toolchain.bzl", "find_cc_toolchain")
 load("@rules_cc//cc/common:cc_common.bzl", "cc_common")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 
-def compile_c_library(ctx, *, c_file, header, runtime, extra_srcs = []):
+def compile_c_library(ctx, *, c_file, header, runtime, includes = []):
     """Compiles the library's one C file against the C runtime; returns the merged `CcInfo`.
 
     The runtime (`//runtime`: driver table, locks, module cache) is its own cc_library, compiled
@@ -16,7 +16,8 @@ def compile_c_library(ctx, *, c_file, header, runtime, extra_srcs = []):
       c_file: the C File the link action wrote.
       header: its public header File.
       runtime: the runtime's `CcInfo`.
-      extra_srcs: more C Files compiled into the library's object files.
+      includes: C Files included at the top of the library's C (`-include`), in its one
+        translation unit.
 
     Returns:
       The library's `CcInfo`, the runtime's merged in.
@@ -33,13 +34,15 @@ def compile_c_library(ctx, *, c_file, header, runtime, extra_srcs = []):
         actions = ctx.actions,
         feature_configuration = feature_configuration,
         cc_toolchain = cc_toolchain,
-        srcs = [c_file] + extra_srcs,
+        srcs = [c_file],
         public_hdrs = [header],
+        additional_inputs = includes,
         compilation_contexts = [runtime.compilation_context],
         # The generated C is C11; only the API in the header is exported from a shared object.
         # -O2 by default: the launchers are the launch path, and optimised code is also smaller
         # (the library is its cubins plus this code); copts come after it and can override it.
-        user_compile_flags = ["-std=gnu11", "-fvisibility=hidden", "-O2"] + ctx.attr.copts,
+        user_compile_flags = ["-std=gnu11", "-fvisibility=hidden", "-O2"] + ctx.attr.copts +
+                             [flag for f in includes for flag in ("-include", f.path)],
     )
     linking_context, _ = cc_common.create_linking_context_from_compilation_outputs(
         name = ctx.label.name,
