@@ -149,7 +149,7 @@ SUITES = {
         "out": "tests/capture/results",
         "run": [
             {"name": "c_entry", "cmd": ["python3", "{dir}/run_c_entry_gpu.py"], "env": {"OUT": "{out}", "CAPTURED_DIR": "{gpu}/captured"}},
-            {"name": "c_entry_overhead", "cmd": ["{dir}/c_entry_gpu", "--iterations", "400", "--json", "{out}/c_entry_overhead.json"]},
+            {"name": "c_entry_overhead", "cmd": ["{dir}/c_entry_gpu", "--iterations", "4000", "--json", "{out}/c_entry_overhead.json"]},
             {"name": "c_entry_memcheck", "cmd": ["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "3", "{dir}/c_entry_gpu", "--iterations", "20"]},
             {"name": "block_c", "cmd": ["{dir}/block_c"]},
             {"name": "block_c_unseen_seq", "cmd": ["{dir}/block_c", "77"]},
