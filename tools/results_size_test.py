@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(os.path.realpath(__file__)).parents[1]
+sys.dont_write_bytecode = True  # the import below is from the source tree: leave it clean
 sys.path.insert(0, str(ROOT / "bench"))
 import results_store  # noqa: E402
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.dont_write_bytecode = True  # the imports below are from the source tree: leave it clean
 sys.path.insert(0, str(HERE))
 spec = importlib.util.spec_from_file_location("headroom", HERE / "headroom.py")
 headroom = importlib.util.module_from_spec(spec)

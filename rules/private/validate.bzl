@@ -118,7 +118,7 @@ def check_targets(label, attr, targets):
             _err(label, attr, "'{}' is not a target; write \"cuda:<sm>\" (e.g. \"cuda:90\") or \"hip:gfx<arch>\" (e.g. \"hip:gfx942\")".format(target))
         if target in seen:
             _err(label, attr, "'{}' is listed twice".format(target))
-        if parts[0] != targets[0].split(":")[0]:
+        if parsed and parts[0] != parsed[0].backend:
             _err(label, attr, "mixes CUDA and HIP targets ('{}' and '{}'); a library is one backend (its C API uses that backend's types): make one library per backend".format(targets[0], target))
         seen[target] = True
         row = BACKENDS[parts[0]]
