@@ -65,17 +65,50 @@ class Selection:
     neighbours: int
     features: bool
     token_classes: bool
+    # None: the portfolios in use; (keep, most algos): portfolios chosen with those; "all":
+    # every algo allowed (what the vote alone keeps)
+    portfolio: tuple[float, int] | str | None = None
+
+    def allowed(self, table: tuning.Table, dev: tuning.Device, cls: int):
+        if self.portfolio == "all":
+            return None
+        if self.portfolio is None:
+            return tuning.class_algos(table, dev)[cls + 1]
+        return _class_algos_with(table, dev, *self.portfolio)[cls + 1]
 
     def choose(self, table: tuning.Table, dev: tuning.Device, q, cls: int) -> int:
         rows = tuning.rows_of(table, dev)
         return tuning.choose(rows, q, cls, 0, neighbours=self.neighbours,
-                             allowed=tuning.class_algos(table, dev)[cls + 1],
+                             allowed=self.allowed(table, dev, cls),
                              class_dist=tuning.class_distances(table) if self.token_classes
                              else None, use_features=self.features)
 
 
+_PORTFOLIOS: dict = {}
+
+
+def _class_algos_with(table, dev, keep: float, most: int):
+    """tuning.class_algos with portfolios kept to `keep` of the best, at most `most` algos."""
+    k = (id(table), id(dev), keep, most)
+    if k not in _PORTFOLIOS:
+        saved = tuning.PORTFOLIO_KEEP_Q, tuning.PORTFOLIO_MAX
+        tuning.PORTFOLIO_KEEP_Q = round(tuning.Q * math.log2(1 / keep))
+        tuning.PORTFOLIO_MAX = most
+        try:
+            _PORTFOLIOS[k] = (table, dev, tuning.class_algos.__wrapped__(table, dev))
+        finally:
+            tuning.PORTFOLIO_KEEP_Q, tuning.PORTFOLIO_MAX = saved
+    return _PORTFOLIOS[k][2]
+
+
 NEW = Selection("in use", tuning.NEIGHBOURS, True, True)
-OLD = Selection("before (knn-8, key logs, flat class penalty)", 8, False, False)
+OLD = Selection("before (knn-8, key logs, flat class penalty, portfolios 98% / 8)", 8, False,
+                False, (0.98, 8))
+NARROW = Selection("in use with the former portfolios (98% / 8 algos)", tuning.NEIGHBOURS,
+                   True, True, (0.98, 8))
+WIDER = Selection("in use, portfolios 99.5% / 12 algos", tuning.NEIGHBOURS, True, True,
+                  (0.995, 12))
+ALL = Selection("in use, every algo allowed", tuning.NEIGHBOURS, True, True, "all")
 
 
 def nt_hints(m: int, n: int, k: int) -> str:
@@ -197,7 +230,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    selections = (NEW, OLD)
+    selections = (NEW, OLD, NARROW, WIDER, ALL)
     rows = []
     for dtype in TABLES:
         rows += table_cases(dtype, selections) + headroom_cases(dtype, selections)
