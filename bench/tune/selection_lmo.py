@@ -24,6 +24,7 @@ the one before it (knn-8 over the key logs, a flat 4-octave class penalty).
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import sys
@@ -150,13 +151,23 @@ def table_cases(dtype: str, selections) -> list[dict]:
     return out
 
 
+def read_headroom() -> dict | None:
+    """bench/results/headroom.json (the one place that knows where and how it is stored)."""
+    for path, opener in ((HEADROOM, open), (HEADROOM.with_suffix(".json.gz"), gzip.open)):
+        if path.exists():
+            with opener(path, "rt", encoding="utf-8") as f:
+                return json.load(f)
+    return None
+
+
 def headroom_cases(dtype: str, selections) -> list[dict]:
-    if not HEADROOM.exists():
+    results = read_headroom()
+    if results is None:
         return []
     table = tuning.read_table(TABLES[dtype])
     dev = table.devices[0]
     seen = {(p.key[1], p.key[2]) for p in dev.points}
-    data = json.loads(HEADROOM.read_text())["dtypes"][dtype]
+    data = results["dtypes"][dtype]
     out = []
     for r in data["rows"]:
         m, n, k = r["shape"]
