@@ -5,8 +5,6 @@ Runs where the GPU is, from the repository checkout and a folder that `tools/tun
 on the build machine (no Bazel here; python3 + torch + absl-py + the driver):
 
     python3 -m triton_aot.tuning.tune .gpu/tune/NAME [--out=TABLE.json] [--budget_s=420] [--reps=10]
-    python3 -m triton_aot.tuning.tune .gpu/tune/NAME --model_config=config.json --batch=1:8192 \
-        --missing_only                # a model's linear layers instead of SHAPES (model_shapes)
 
 (the command-line convention of every triton_aot tool, triton_aot.core.cli: absl flags, one `error:`
 line and exit code 1 on failure; the GPU machine's python3 needs absl-py besides torch).
@@ -33,9 +31,7 @@ shape can crown the wrong algo by that much.
 The table keeps the other devices of the existing table (one device per SM: this run replaces
 this SM's) unless its algos no longer match the library's, in which case it starts afresh.
 With --budget_s, shapes left when the budget is spent are not measured (and listed in the
-table's notes). With --gpus=all (the default) on a host with several GPUs, the calls are split
-between the GPUs (triton_aot.tuning.shards), one tuning process each, and merged into the
-table. Exit code 0 when the table was written.
+table's notes). Exit code 0 when the table was written.
 """
 
 from __future__ import annotations
