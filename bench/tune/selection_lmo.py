@@ -24,6 +24,7 @@ the one before it (knn-8 over the key logs, a flat 4-octave class penalty).
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import sys
@@ -65,17 +66,50 @@ class Selection:
     neighbours: int
     features: bool
     token_classes: bool
+    # None: the portfolios in use; (keep, most algos): portfolios chosen with those; "all":
+    # every algo allowed (what the vote alone keeps)
+    portfolio: tuple[float, int] | str | None = None
+
+    def allowed(self, table: tuning.Table, dev: tuning.Device, cls: int):
+        if self.portfolio == "all":
+            return None
+        if self.portfolio is None:
+            return tuning.class_algos(table, dev)[cls + 1]
+        return _class_algos_with(table, dev, *self.portfolio)[cls + 1]
 
     def choose(self, table: tuning.Table, dev: tuning.Device, q, cls: int) -> int:
         rows = tuning.rows_of(table, dev)
         return tuning.choose(rows, q, cls, 0, neighbours=self.neighbours,
-                             allowed=tuning.class_algos(table, dev)[cls + 1],
+                             allowed=self.allowed(table, dev, cls),
                              class_dist=tuning.class_distances(table) if self.token_classes
                              else None, use_features=self.features)
 
 
+_PORTFOLIOS: dict = {}
+
+
+def _class_algos_with(table, dev, keep: float, most: int):
+    """tuning.class_algos with portfolios kept to `keep` of the best, at most `most` algos."""
+    k = (id(table), id(dev), keep, most)
+    if k not in _PORTFOLIOS:
+        saved = tuning.PORTFOLIO_KEEP_Q, tuning.PORTFOLIO_MAX
+        tuning.PORTFOLIO_KEEP_Q = round(tuning.Q * math.log2(1 / keep))
+        tuning.PORTFOLIO_MAX = most
+        try:
+            _PORTFOLIOS[k] = (table, dev, tuning.class_algos.__wrapped__(table, dev))
+        finally:
+            tuning.PORTFOLIO_KEEP_Q, tuning.PORTFOLIO_MAX = saved
+    return _PORTFOLIOS[k][2]
+
+
 NEW = Selection("in use", tuning.NEIGHBOURS, True, True)
-OLD = Selection("before (knn-8, key logs, flat class penalty)", 8, False, False)
+OLD = Selection("before (knn-8, key logs, flat class penalty, portfolios 98% / 8)", 8, False,
+                False, (0.98, 8))
+NARROW = Selection("in use with the former portfolios (98% / 8 algos)", tuning.NEIGHBOURS,
+                   True, True, (0.98, 8))
+WIDER = Selection("in use, portfolios 99.5% / 12 algos", tuning.NEIGHBOURS, True, True,
+                  (0.995, 12))
+ALL = Selection("in use, every algo allowed", tuning.NEIGHBOURS, True, True, "all")
 
 
 def nt_hints(m: int, n: int, k: int) -> str:
@@ -117,13 +151,23 @@ def table_cases(dtype: str, selections) -> list[dict]:
     return out
 
 
+def read_headroom() -> dict | None:
+    """bench/results/headroom.json (the one place that knows where and how it is stored)."""
+    for path, opener in ((HEADROOM, open), (HEADROOM.with_suffix(".json.gz"), gzip.open)):
+        if path.exists():
+            with opener(path, "rt", encoding="utf-8") as f:
+                return json.load(f)
+    return None
+
+
 def headroom_cases(dtype: str, selections) -> list[dict]:
-    if not HEADROOM.exists():
+    results = read_headroom()
+    if results is None:
         return []
     table = tuning.read_table(TABLES[dtype])
     dev = table.devices[0]
     seen = {(p.key[1], p.key[2]) for p in dev.points}
-    data = json.loads(HEADROOM.read_text())["dtypes"][dtype]
+    data = results["dtypes"][dtype]
     out = []
     for r in data["rows"]:
         m, n, k = r["shape"]
@@ -197,7 +241,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    selections = (NEW, OLD)
+    selections = (NEW, OLD, NARROW, WIDER, ALL)
     rows = []
     for dtype in TABLES:
         rows += table_cases(dtype, selections) + headroom_cases(dtype, selections)

@@ -16,8 +16,8 @@ SPECIALIZATIONS = [
 # The algos NAME_auto can launch through each pattern, by the tuning table
 # (triton_aot.tuning.tuning_reach); the generic variant has every algo.
 SPECIALIZATION_ALGOS = {
-    "y_ptr:16 x_ptr:16 w_ptr:16 x_row_stride:16 y_row_stride:16 n_rows:16 n_cols:16": ["2", "4", "7", "9", "10"],
-    "y_ptr:16 x_ptr:16 w_ptr:16 x_row_stride:16 y_row_stride:16 n_rows:1 n_cols:16": ["4", "5", "7", "9"],
+    "y_ptr:16 x_ptr:16 w_ptr:16 x_row_stride:16 y_row_stride:16 n_rows:16 n_cols:16": ["2", "4", "5", "7", "9", "10"],
+    "y_ptr:16 x_ptr:16 w_ptr:16 x_row_stride:16 y_row_stride:16 n_rows:1 n_cols:16": ["4", "5", "7", "9", "10"],
     "y_ptr:16 x_ptr:16 w_ptr:16 x_row_stride:16 y_row_stride:16 n_cols:16": ["4", "7", "9"],
     "y_ptr:16 x_ptr:16 w_ptr:16 n_rows:16": ["1", "4", "5", "8"],
     "y_ptr:16 x_ptr:16 w_ptr:16 n_rows:1": ["4", "5", "8", "10"],
