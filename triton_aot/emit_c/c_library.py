@@ -161,6 +161,84 @@ def _class_body(classes: list[str], pointers: set[str]) -> CCode:
     return CCode("".join(lines) + "  return -1;\n")
 
 
+@dataclass
+class _TunedRows:
+    """The tuned table's C rows per device: points (features, class, winner), slowdowns, the
+    classes' allowed algos, the device index, and the header comment's notes."""
+    rows: list
+    slow_rows: list
+    allowed_rows: list
+    devices: list
+    notes: list
+
+
+def _tuned_rows(tuned, num_algos: int, classes: list) -> _TunedRows:
+    out = _TunedRows([], [], [], [], [])
+    table = tuned.table
+    for dev in (table.devices if table else ()):
+        dev_rows = tuning.rows_of(table, dev)
+        if not dev_rows:
+            continue
+        out.devices.append(f"    {{{dev.sm}, {len(out.rows)}, {len(dev_rows)}}}, /* "
+                           f"{c_syntax.comment(dev.name)} */\n")
+        for p, r in zip([q for q in dev.points if q.winner is not None], dev_rows):
+            out.rows.append(f"    {{{', '.join(map(str, r.feats))}, {r.hint_class}, {r.winner}}}, "
+                            f"/* {', '.join(f'{k}={v}' for k, v in zip(tuned.key, p.key))} */\n")
+            out.slow_rows.append(f"    {{{', '.join(map(str, r.slow))}}},\n")
+        for algos in tuning.class_algos(table, dev):
+            out.allowed_rows.append("    {" + ", ".join("1" if a in algos else "0"
+                                                        for a in range(num_algos)) + "},\n")
+        winners = sorted({r.winner for r in dev_rows})
+        out.notes.append(f" *   sm_{dev.sm} ({c_syntax.comment(dev.name)}): {len(dev_rows)} tuned "
+                         f"point(s), algos {', '.join(map(str, winners))}\n")
+    if not out.notes:
+        out.notes.append(" *   (no tuned device: every call launches the default algo)\n")
+    if classes:
+        out.notes.append(" *   hint classes, in the order the call's is found (the first whose hints "
+                         "hold):\n" + "".join(f" *     {i}: {c_syntax.comment(c or '(no hints)')}\n"
+                                               for i, c in enumerate(classes)))
+    return out
+
+
+def _tuned_tables(t: Templates, tuned, keys: list, num_algos: int, classes: list,
+                  r: _TunedRows) -> CCode:
+    """The C of trt_tuned_algo: the table's nearest-points vote, or the default algo."""
+    nk = len(keys)
+    key_params = CCode(", ".join(f"int64_t {k}" for k in keys))
+    if not r.rows:
+        unused = "".join(f"  (void){k};\n" for k in keys)
+        return CCode(f"static int trt_tuned_algo(int trt_sm, int trt_class, {key_params}) {{\n"
+                     f"  (void)trt_sm;\n  (void)trt_class;\n{unused}"
+                     f"  return {tuned.default_algo};\n}}\n")
+    table = tuned.table
+    nf = len(tuning.features(range(nk)))
+    class_dist = tuning.class_distances(table) if table else ((0,),)
+    return t.render("tuned_table.c.tmpl", num_rows=len(r.rows), row_len=nf + 2,
+                    num_keys=nk, num_feats=nf, winner_col=nf + 1, rows=CCode("".join(r.rows)),
+                    class_dist_rows=CCode("".join(
+                        "    {" + ", ".join(map(str, row)) + "},\n" for row in class_dist)),
+                    feature_sums=CCode("".join(
+                        f"    trt_f[{nk + i - 1}] = trt_f[{nk + i - 2 if i > 1 else 0}] + "
+                        f"trt_q[{i}];\n" for i in range(1, nk))),
+                    slow_rows=CCode("".join(r.slow_rows)), num_algos=num_algos,
+                    allowed_rows=CCode("".join(r.allowed_rows)),
+                    num_allowed=len(r.allowed_rows), num_class_slots=len(classes) + 1,
+                    num_devices=len(r.devices), device_rows=CCode("".join(r.devices)),
+                    log2_frac=CCode(",".join(
+                        "\n    " * (i % 16 == 0) + f" {v}"[i % 16 == 0:]
+                        for i, v in enumerate(tuning.LOG2_FRAC)) + "\n"),
+                    key_logs=CCode("".join(f"    trt_q[{i}] = trt_log2_q8({k});\n"
+                                           for i, k in enumerate(keys))),
+                    **_memo_parts(nk, num_algos, [d.sm for d in table.devices],
+                                  len(classes)),
+                    neighbours=tuning.NEIGHBOURS,
+                    class_token_penalty=tuning.CLASS_TOKEN_PENALTY,
+                    no_class_penalty=tuning.NO_CLASS_PENALTY,
+                    distance_bias=tuning.DISTANCE_BIAS, weight=tuning.WEIGHT,
+                    slow_cap=tuning.SLOW_CAP,
+                    default_algo=tuned.default_algo, key_params=key_params)
+
+
 def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
                   call_args: CCode) -> tuple[CCode, CCode, CCode]:
     """(C, header declarations, header comment) of NAME_auto and NAME_auto_algo."""
@@ -168,66 +246,11 @@ def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
     if tuned is None:
         return CCode(""), CCode(""), CCode("")
     keys = [c_syntax.param(k) for k in tuned.key]
-    nk = len(keys)
     num_algos = len(plan.algos)
-    rows, slow_rows, allowed_rows, devices, notes = [], [], [], [], []
-    table = tuned.table
-    classes = tuning.classes(table) if table else []
-    for dev in (table.devices if table else ()):
-        dev_rows = tuning.rows_of(table, dev)
-        if not dev_rows:
-            continue
-        devices.append(f"    {{{dev.sm}, {len(rows)}, {len(dev_rows)}}}, /* "
-                       f"{c_syntax.comment(dev.name)} */\n")
-        for p, r in zip([q for q in dev.points if q.winner is not None], dev_rows):
-            rows.append(f"    {{{', '.join(map(str, r.feats))}, {r.hint_class}, {r.winner}}}, /* "
-                        f"{', '.join(f'{k}={v}' for k, v in zip(tuned.key, p.key))} */\n")
-            slow_rows.append(f"    {{{', '.join(map(str, r.slow))}}},\n")
-        for algos in tuning.class_algos(table, dev):
-            allowed_rows.append("    {" + ", ".join("1" if a in algos else "0"
-                                                    for a in range(num_algos)) + "},\n")
-        winners = sorted({r.winner for r in dev_rows})
-        notes.append(f" *   sm_{dev.sm} ({c_syntax.comment(dev.name)}): {len(dev_rows)} tuned "
-                     f"point(s), algos {', '.join(map(str, winners))}\n")
-    if not notes:
-        notes.append(" *   (no tuned device: every call launches the default algo)\n")
-    if classes:
-        notes.append(" *   hint classes, in the order the call's is found (the first whose hints hold):\n"
-                     + "".join(f" *     {i}: {c_syntax.comment(c or '(no hints)')}\n"
-                               for i, c in enumerate(classes)))
+    classes = tuning.classes(tuned.table) if tuned.table else []
+    rows = _tuned_rows(tuned, num_algos, classes)
+    tables = _tuned_tables(t, tuned, keys, num_algos, classes, rows)
     key_params = CCode(", ".join(f"int64_t {k}" for k in keys))
-    nf = len(tuning.features(range(nk)))
-    class_dist = tuning.class_distances(table) if table else ((0,),)
-    if rows:
-        tables = t.render("tuned_table.c.tmpl", num_rows=len(rows), row_len=nf + 2,
-                          num_keys=nk, num_feats=nf, winner_col=nf + 1, rows=CCode("".join(rows)),
-                          class_dist_rows=CCode("".join(
-                              "    {" + ", ".join(map(str, r)) + "},\n" for r in class_dist)),
-                          feature_sums=CCode("".join(
-                              f"    trt_f[{nk + i - 1}] = trt_f[{nk + i - 2 if i > 1 else 0}] + "
-                              f"trt_q[{i}];\n" for i in range(1, nk))),
-                          slow_rows=CCode("".join(slow_rows)), num_algos=num_algos,
-                          allowed_rows=CCode("".join(allowed_rows)),
-                          num_allowed=len(allowed_rows), num_class_slots=len(classes) + 1,
-                          num_devices=len(devices), device_rows=CCode("".join(devices)),
-                          log2_frac=CCode(",".join(
-                              "\n    " * (i % 16 == 0) + f" {v}"[i % 16 == 0:]
-                              for i, v in enumerate(tuning.LOG2_FRAC)) + "\n"),
-                          key_logs=CCode("".join(f"    trt_q[{i}] = trt_log2_q8({k});\n"
-                                                 for i, k in enumerate(keys))),
-                          **_memo_parts(nk, num_algos, [d.sm for d in table.devices],
-                                        len(classes)),
-                          neighbours=tuning.NEIGHBOURS,
-                          class_token_penalty=tuning.CLASS_TOKEN_PENALTY,
-                          no_class_penalty=tuning.NO_CLASS_PENALTY,
-                          distance_bias=tuning.DISTANCE_BIAS, weight=tuning.WEIGHT,
-                          slow_cap=tuning.SLOW_CAP,
-                          default_algo=tuned.default_algo, key_params=key_params)
-    else:
-        unused = "".join(f"  (void){k};\n" for k in keys)
-        tables = CCode(f"static int trt_tuned_algo(int trt_sm, int trt_class, {key_params}) {{\n"
-                       f"  (void)trt_sm;\n  (void)trt_class;\n{unused}"
-                       f"  return {tuned.default_algo};\n}}\n")
     rargs = plan.first.c_args
     pointers = {c_syntax.param(a.name) for a in rargs if a.is_pointer}
     args_params = CCode(params.split(", ", 1)[1])  # NAME_auto's parameters after the stream
@@ -248,7 +271,7 @@ def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
     h = t.render("tuned.h.tmpl", name=name, params=params, args_params=args_params,
                  key_names=CCode(", ".join(keys)), default_algo=tuned.default_algo)
     comment = CCode(f" *\n * Tuned dispatch {name}_auto (key {', '.join(keys)}; default algo "
-                    f"{tuned.default_algo}):\n" + "".join(notes))
+                    f"{tuned.default_algo}):\n" + "".join(rows.notes))
     return c, h, comment
 
 

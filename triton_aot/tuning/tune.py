@@ -281,47 +281,14 @@ def _time_algos(torch, lib, driver, stream, cargs, check, reps) -> list:
     return times
 
 
-def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
-         shapes_filter: str | None = None, missing_only: bool = False,
-         model: list[call_hints.Call] | None = None, shard: tuple[int, int] | None = None,
-         base: Path | None = None) -> tuning.Table:
-    """Times the calls (the inputs' SHAPES, or `model`'s calls) on this process's GPU. With
-    `shard` (i, n), only shard i of shards.plan's n, and the table returned holds only the
-    points measured here (tune_on_gpus merges the shards); `base` is the table being retuned
-    (default: `out`, else the pack's)."""
-    import torch
-
-    p = open_pack(pack)
-    meta, name, key, recs, inputs, lib = p.meta, p.name, p.key, p.records, p.inputs, p.lib
-    ref = next(iter(recs.values()))
+def _measure_calls(torch, p, dtype, driver, stream, calls, have: set,
+                   budget_s: float | None, reps: int, t0: float) -> tuple[list, list]:
+    """Times every algo on each call's variant: (the points measured, the calls skipped for
+    the time budget). A call whose point the table has (`have`) or another call measured is
+    not timed again."""
+    meta, key, inputs, lib = p.meta, p.key, p.inputs, p.lib
+    ref = next(iter(p.records.values()))
     variant_hints = pack_hint_patterns(p)
-    fresh = fresh_table(p)
-    if tuple(inputs.KEY) != key:
-        raise SystemExit(f"error: {meta['inputs']}: KEY is {inputs.KEY} but the library's "
-                         f"tuning_key is {key}")
-    dtype = p.dtype(torch)
-    if lib.infos != [a.info for a in fresh.algos]:
-        raise SystemExit("error: the packed library and its description disagree; rerun tools/tune")
-    driver = Driver()
-    dev = torch.cuda.current_device()
-    props = torch.cuda.get_device_properties(dev)
-    major, minor = torch.cuda.get_device_capability(dev)
-    sm = major * 10 + minor
-    stream = torch.cuda.current_stream().cuda_stream
-    calls = call_hints.tuning_calls(inputs) if model is None else model
-    if shapes_filter:
-        keep = {tuple(int(v) for v in s.split("x")) for s in shapes_filter.split(",")}
-        calls = [c for c in calls if c.key in keep]
-    if shard is not None:
-        calls = shards.plan(calls, shard[1])[shard[0]]
-    old_table = (_table_if_current(base, fresh, name) if base is not None and base.exists()
-                 else _existing_table(out, pack, fresh, name))
-    old_dev = old_table.device(sm) if old_table else None
-    have = {(p.key, p.hints) for p in old_dev.points} if (missing_only and old_dev) else set()
-    log(f"{name}: {lib.num_algos} algos x {len(calls)} calls on {props.name} (sm_{sm}), "
-        f"{inputs.DTYPES[name]}" + (f"; {len(have)} already in the table" if have else ""))
-
-    t0 = time.monotonic()
     points, skipped, seen = [], [], set()
     for call in calls:
         if budget_s is not None and time.monotonic() - t0 > budget_s:
@@ -353,6 +320,50 @@ def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
         shown = f"algo {win} {times[win]:.1f} us" if win is not None else "no algo ran"
         log(f"  {call.label()}: {shown}")
         del args, cargs
+    return points, skipped
+
+
+def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
+         shapes_filter: str | None = None, missing_only: bool = False,
+         model: list[call_hints.Call] | None = None, shard: tuple[int, int] | None = None,
+         base: Path | None = None) -> tuning.Table:
+    """Times the calls (the inputs' SHAPES, or `model`'s calls) on this process's GPU. With
+    `shard` (i, n), only shard i of shards.plan's n, and the table returned holds only the
+    points measured here (tune_on_gpus merges the shards); `base` is the table being retuned
+    (default: `out`, else the pack's)."""
+    import torch
+
+    p = open_pack(pack)
+    meta, name, key, inputs, lib = p.meta, p.name, p.key, p.inputs, p.lib
+    fresh = fresh_table(p)
+    if tuple(inputs.KEY) != key:
+        raise SystemExit(f"error: {meta['inputs']}: KEY is {inputs.KEY} but the library's "
+                         f"tuning_key is {key}")
+    dtype = p.dtype(torch)
+    if lib.infos != [a.info for a in fresh.algos]:
+        raise SystemExit("error: the packed library and its description disagree; rerun tools/tune")
+    driver = Driver()
+    dev = torch.cuda.current_device()
+    props = torch.cuda.get_device_properties(dev)
+    major, minor = torch.cuda.get_device_capability(dev)
+    sm = major * 10 + minor
+    stream = torch.cuda.current_stream().cuda_stream
+    calls = call_hints.tuning_calls(inputs) if model is None else model
+    if shapes_filter:
+        keep = {tuple(int(v) for v in s.split("x")) for s in shapes_filter.split(",")}
+        calls = [c for c in calls if c.key in keep]
+    if shard is not None:
+        calls = shards.plan(calls, shard[1])[shard[0]]
+    old_table = (_table_if_current(base, fresh, name) if base is not None and base.exists()
+                 else _existing_table(out, pack, fresh, name))
+    old_dev = old_table.device(sm) if old_table else None
+    have = {(p.key, p.hints) for p in old_dev.points} if (missing_only and old_dev) else set()
+    log(f"{name}: {lib.num_algos} algos x {len(calls)} calls on {props.name} (sm_{sm}), "
+        f"{inputs.DTYPES[name]}" + (f"; {len(have)} already in the table" if have else ""))
+
+    t0 = time.monotonic()
+    points, skipped = _measure_calls(torch, p, dtype, driver, stream, calls, have, budget_s,
+                                     reps, t0)
     table = old_table or fresh
     notes = [n for n in table.notes if not n.startswith("Not tuned yet")]
     if skipped:
