@@ -11,27 +11,32 @@ from triton_aot.c_entry import entry, record
 from triton_aot.contract import library
 from triton_aot.core.errors import UserError
 
+# The description's JSON form of the parameter types (core/arg_type.py's to_json).
+BF16_PTR = {"kind": "pointer", "elem": "bf16", "const": False}
+I32 = {"kind": "scalar", "name": "i32"}
+FP32 = {"kind": "scalar", "name": "fp32"}
+
 LIB = {
     "format": library.FORMAT, "name": "scale", "header": "scale.h", "backend": "cuda",
     "functions": [
         {"name": "scale", "entry": "algo", "params": [
             {"name": "stream", "c_type": "CUstream", "kernel_param": None, "type": None},
-            {"name": "X", "c_type": "CUdeviceptr", "kernel_param": "X", "type": "*bf16"},
-            {"name": "Y", "c_type": "CUdeviceptr", "kernel_param": "Y", "type": "*bf16"},
-            {"name": "n", "c_type": "int32_t", "kernel_param": "n", "type": "i32"},
-            {"name": "eps", "c_type": "float", "kernel_param": "eps", "type": "fp32"},
+            {"name": "X", "c_type": "CUdeviceptr", "kernel_param": "X", "type": BF16_PTR},
+            {"name": "Y", "c_type": "CUdeviceptr", "kernel_param": "Y", "type": BF16_PTR},
+            {"name": "n", "c_type": "int32_t", "kernel_param": "n", "type": I32},
+            {"name": "eps", "c_type": "float", "kernel_param": "eps", "type": FP32},
             {"name": "algo_id", "c_type": "int", "kernel_param": None, "type": None}]},
         {"name": "scale_default", "entry": "default", "params": [
             {"name": "stream", "c_type": "CUstream", "kernel_param": None, "type": None},
-            {"name": "X", "c_type": "CUdeviceptr", "kernel_param": "X", "type": "*bf16"},
-            {"name": "Y", "c_type": "CUdeviceptr", "kernel_param": "Y", "type": "*bf16"},
-            {"name": "n", "c_type": "int32_t", "kernel_param": "n", "type": "i32"},
-            {"name": "eps", "c_type": "float", "kernel_param": "eps", "type": "fp32"}]}],
+            {"name": "X", "c_type": "CUdeviceptr", "kernel_param": "X", "type": BF16_PTR},
+            {"name": "Y", "c_type": "CUdeviceptr", "kernel_param": "Y", "type": BF16_PTR},
+            {"name": "n", "c_type": "int32_t", "kernel_param": "n", "type": I32},
+            {"name": "eps", "c_type": "float", "kernel_param": "eps", "type": FP32}]}],
     "algos": [{"index": 0, "info": "BLOCK=1024", "fingerprint": "a"},
               {"index": 1, "info": "BLOCK=4096", "fingerprint": "b"}],
     "specializations": [[["X", 16], ["Y", 16], ["n", 16]]],
     "variants": [{"symbol": "scale_a0_s0_sm90", "algo": 0, "specialization": 0,
-                  "target": "cuda:90"}],
+                  "target": {"backend": "cuda", "arch": 90, "warp_size": 32}}],
     "tuning": None,
 }
 
