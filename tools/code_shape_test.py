@@ -34,22 +34,6 @@ CONCEPT_PATTERNS = {
 # Where the concepts are defined, and tables generated from them.
 CONCEPT_HOMES = ("triton_aot/core/", "rules/private/generated/")
 
-# Sites in the torch and capture stages, which are being split by job on another branch; that
-# branch switches them to the typed values. Remove each entry as its site goes: the test fails on
-# an entry that no longer matches (so the lists only shrink).
-PENDING_TORCH_CAPTURE_CONCEPT_SITES = {
-    ("triton_aot/torch/torch_ops.py", "a tensor descriptor re-parsed"): 1,
-    ("triton_aot/torch/torch_ops.py", "a pointer type read from its text"): 1,
-}
-PENDING_TORCH_CAPTURE_LONG_FUNCTIONS = {
-    "triton_aot/torch/torch_ops.py:build_op",
-    "triton_aot/torch/torch_ops.py:_cc_op",
-    "triton_aot/capture/tracer.py:record",
-}
-PENDING_TORCH_CAPTURE_CYCLES = {
-    ("triton_aot.torch.torch_ops", "triton_aot.torch.torch_steps"),
-}
-
 
 def python_files():
     return sorted((ROOT / "triton_aot").rglob("*.py"))
@@ -147,11 +131,8 @@ def test_patterns_find_what_they_forbid():
 
 
 def test_no_import_cycle():
-    found = set(cycles(import_graph()))
-    assert found - PENDING_TORCH_CAPTURE_CYCLES == set(), (
+    assert cycles(import_graph()) == [], (
         "these triton_aot modules import each other: move what both need into a third module")
-    assert PENDING_TORCH_CAPTURE_CYCLES - found == set(), (
-        "a pending cycle is gone: remove it from PENDING_TORCH_CAPTURE_CYCLES")
 
 
 def test_cycle_finder_finds_a_cycle():
@@ -159,18 +140,10 @@ def test_cycle_finder_finds_a_cycle():
 
 
 def test_no_long_function():
-    found = long_functions()
-    over = {k: v for k, v in found.items() if k not in PENDING_TORCH_CAPTURE_LONG_FUNCTIONS}
-    assert over == {}, f"functions over {MAX_FUNCTION_LINES} lines: split them by step"
-    assert PENDING_TORCH_CAPTURE_LONG_FUNCTIONS - set(found) == set(), (
-        "a pending long function is gone: remove it from PENDING_TORCH_CAPTURE_LONG_FUNCTIONS")
+    assert long_functions() == {}, f"functions over {MAX_FUNCTION_LINES} lines: split them by step"
 
 
 def test_concepts_are_read_from_their_typed_values():
-    found = concept_sites()
-    extra = {k: v for k, v in found.items()
-             if v > PENDING_TORCH_CAPTURE_CONCEPT_SITES.get(k, 0)}
-    assert extra == {}, ("read the target from core/target.py's Target and the argument type "
-                         "from core/arg_type.py's ArgType (or a table generated from them)")
-    stale = {k: v for k, v in PENDING_TORCH_CAPTURE_CONCEPT_SITES.items() if found.get(k) != v}
-    assert stale == {}, "a pending site changed: lower or remove its entry"
+    assert concept_sites() == {}, (
+        "read the target from core/target.py's Target and the argument type from "
+        "core/arg_type.py's ArgType (or a table generated from them)")

@@ -11,27 +11,32 @@ from triton_aot.c_entry import entry, record
 from triton_aot.contract import library
 from triton_aot.core.errors import UserError
 
+# The description's JSON form of the parameter types (core/arg_type.py's to_json).
+BF16_PTR = {"kind": "pointer", "elem": "bf16", "const": False}
+I32 = {"kind": "scalar", "name": "i32"}
+FP32 = {"kind": "scalar", "name": "fp32"}
+
 LIB = {
     "format": library.FORMAT, "name": "scale", "header": "scale.h", "backend": "cuda",
     "functions": [
         {"name": "scale", "entry": "algo", "params": [
             {"name": "stream", "c_type": "CUstream", "kernel_param": None, "type": None},
-            {"name": "X", "c_type": "CUdeviceptr", "kernel_param": "X", "type": "*bf16"},
-            {"name": "Y", "c_type": "CUdeviceptr", "kernel_param": "Y", "type": "*bf16"},
-            {"name": "n", "c_type": "int32_t", "kernel_param": "n", "type": "i32"},
-            {"name": "eps", "c_type": "float", "kernel_param": "eps", "type": "fp32"},
+            {"name": "X", "c_type": "CUdeviceptr", "kernel_param": "X", "type": BF16_PTR},
+            {"name": "Y", "c_type": "CUdeviceptr", "kernel_param": "Y", "type": BF16_PTR},
+            {"name": "n", "c_type": "int32_t", "kernel_param": "n", "type": I32},
+            {"name": "eps", "c_type": "float", "kernel_param": "eps", "type": FP32},
             {"name": "algo_id", "c_type": "int", "kernel_param": None, "type": None}]},
         {"name": "scale_default", "entry": "default", "params": [
             {"name": "stream", "c_type": "CUstream", "kernel_param": None, "type": None},
-            {"name": "X", "c_type": "CUdeviceptr", "kernel_param": "X", "type": "*bf16"},
-            {"name": "Y", "c_type": "CUdeviceptr", "kernel_param": "Y", "type": "*bf16"},
-            {"name": "n", "c_type": "int32_t", "kernel_param": "n", "type": "i32"},
-            {"name": "eps", "c_type": "float", "kernel_param": "eps", "type": "fp32"}]}],
+            {"name": "X", "c_type": "CUdeviceptr", "kernel_param": "X", "type": BF16_PTR},
+            {"name": "Y", "c_type": "CUdeviceptr", "kernel_param": "Y", "type": BF16_PTR},
+            {"name": "n", "c_type": "int32_t", "kernel_param": "n", "type": I32},
+            {"name": "eps", "c_type": "float", "kernel_param": "eps", "type": FP32}]}],
     "algos": [{"index": 0, "info": "BLOCK=1024", "fingerprint": "a"},
               {"index": 1, "info": "BLOCK=4096", "fingerprint": "b"}],
     "specializations": [[["X", 16], ["Y", 16], ["n", 16]]],
     "variants": [{"symbol": "scale_a0_s0_sm90", "algo": 0, "specialization": 0,
-                  "target": "cuda:90"}],
+                  "target": {"backend": "cuda", "arch": 90, "warp_size": 32}}],
     "tuning": None,
 }
 
@@ -112,3 +117,37 @@ def test_bad_records_are_one_line(op, fragment, libs):
 def test_name_clash(libs):
     with pytest.raises(UserError, match="attribute 'function'"):
         render(OP, libs, name="scale_default")
+
+
+def _read(tmp_path, desc):
+    path = tmp_path / "other.library.json"
+    path.write_text(json.dumps(desc))
+    return {"scale": library.read_library(path)}
+
+
+def _with_x_type(type_json):
+    functions = [dict(f, params=[dict(p, type=type_json) if p["name"] == "X" else p
+                                 for p in f["params"]]) for f in LIB["functions"]]
+    return dict(LIB, functions=functions)
+
+
+@pytest.mark.parametrize("desc, fragment", [
+    (dict(LIB, backend="hip", variants=[dict(LIB["variants"][0], symbol="scale_a0_s0_gfx942",
+                                             target={"backend": "hip", "arch": "gfx942",
+                                                     "warp_size": 64})]),
+     "kernel library scale is a hip library; C entries over DLPack tensors are CUDA only"),
+    (_with_x_type({"kind": "tensordesc", "elem": "bf16", "block": [64, 64]}),
+     "scale takes a tensor descriptor (X); C entries over tensor descriptors are not supported"),
+    (_with_x_type({"kind": "pointer", "elem": "fp8e4nv", "const": False}),
+     "scale: X has type '*fp8e4nv', which has no DLPack dtype"),
+])
+def test_refuses_libraries_it_cannot_call(desc, fragment, tmp_path):
+    with pytest.raises(UserError) as e:
+        render(OP, _read(tmp_path, desc))
+    assert fragment in str(e.value) and "\n" not in str(e.value)
+
+
+def test_const_pointer_is_its_element(tmp_path):
+    const_x = _read(tmp_path, _with_x_type({"kind": "pointer", "elem": "bf16", "const": True}))
+    plain_x = _read(tmp_path, LIB)
+    assert render(OP, const_x) == render(OP, plain_x)

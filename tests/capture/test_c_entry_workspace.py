@@ -11,10 +11,13 @@ from pathlib import Path
 
 from triton_aot.c_entry import entry
 from triton_aot.contract import library
+from triton_aot.core.signature import parse_type
 
 
 def _param(name, c_type, type_):
-    return {"name": name, "c_type": c_type, "kernel_param": name, "type": type_}
+    # the description's JSON form of the type (core/arg_type.py's to_json)
+    return {"name": name, "c_type": c_type, "kernel_param": name,
+            "type": parse_type(type_, name).to_json()}
 
 
 STREAM = {"name": "stream", "c_type": "CUstream", "kernel_param": None, "type": None}
@@ -28,7 +31,7 @@ def _lib(name, params):
         "algos": [{"index": 0, "info": "", "fingerprint": "0"}],
         "specializations": [[]],
         "variants": [{"symbol": f"{name}_a0_s0_sm90", "algo": 0, "specialization": 0,
-                      "target": "cuda:90"}],
+                      "target": {"backend": "cuda", "arch": 90, "warp_size": 32}}],
         "tuning": None,
     }
 

@@ -85,6 +85,23 @@ def test_generator_refusals(tmp_path, spec, message):
     assert info.value.message == message
 
 
+@pytest.mark.parametrize("x_type,message", [
+    ("tensordesc<fp32[64, 64]>",
+     "op 'o': k takes a tensor descriptor (x_ptr); torch ops over tensordesc parameters are not "
+     "supported yet"),
+    ("*kfp32", "op 'o': x_ptr has type '*kfp32', which has no torch dtype"),
+    ("*fp8e4b15", "op 'o': x_ptr has type '*fp8e4b15', which has no torch dtype"),
+])
+def test_generator_refuses_parameter_types(tmp_path, x_type, message):
+    lib = _write_library(tmp_path, [("x_ptr", "CUdeviceptr", "x_ptr", x_type),
+                                    ("out_ptr", "CUdeviceptr", "out_ptr", "*fp32"),
+                                    ("n", "int32_t", "n", "i32")])
+    with pytest.raises(UserError) as info:
+        gen.build_op("o", {"args": ["x"], "outputs": {"out_ptr": "x.shape"},
+                           "bind": {"n": "x.numel()"}}, lib)
+    assert info.value.message == message
+
+
 def test_generator_hint_check_rendered(tmp_path):
     op = gen.build_op("o", {"args": ["x"], "outputs": {"out_ptr": "x.shape"},
                             "bind": {"n": "x.numel()"}}, _lib(tmp_path))

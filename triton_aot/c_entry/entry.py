@@ -30,10 +30,9 @@ from pathlib import Path
 from absl import flags
 
 from triton_aot.contract import library as library_desc
-from triton_aot.core import abi, cli
+from triton_aot.core import abi, cli, targets
 from triton_aot.core.c_syntax import CCode, comment, ident
 from triton_aot.core.errors import UserError
-from triton_aot.core.signature import is_tensordesc
 from triton_aot.c_entry import expr as entry_expr
 from triton_aot.c_entry import record as entry_record
 from triton_aot.emit_c.c_render import Templates
@@ -103,22 +102,22 @@ class _Entry:
     name: str = ""  # the C entry's name
 
 
-def pointer_element(triton_type: str | None) -> str | None:
-    """The element type of a pointer type (`*bf16` -> `bf16`, Triton's const `*kfp16` -> `fp16`),
-    None for any other type."""
-    if not triton_type or not triton_type.startswith("*"):
-        return None
-    element = triton_type[1:]
-    if element.startswith("k") and element[1:] in DL_DTYPES:
-        element = element[1:]
-    return element
-
-
 def build(name: str, op: dict, libraries: dict[str, library_desc.Library],
           includes: dict[str, str]) -> _Entry:
     """The entry of launcher record `op`; UserError (NoCEntry) when the C cannot run it."""
     record = entry_record.read(op)
     fname = ident(name, "the C entry's name")
+    _check_clashes(fname, libraries)
+    builder = _Builder(record, libraries, includes, fname, _Entry(name=name))
+    builder.arguments()
+    for index, launch in enumerate(record.launches):
+        builder.launch(index, launch)
+    builder.finish()
+    return builder.e
+
+
+def _check_clashes(fname: CCode, libraries: dict[str, library_desc.Library]) -> None:
+    """Refuse an entry named like a function of the C API of a library it launches."""
     for lib in libraries.values():
         taken = {f.name for f in lib.functions} | {v.symbol for v in lib.variants} | {
             lib.name, f"load_{lib.name}", f"unload_{lib.name}", f"{lib.name}_get_num_algos",
@@ -127,48 +126,100 @@ def build(name: str, op: dict, libraries: dict[str, library_desc.Library],
             if mine in taken:
                 raise UserError(f"the C entry {mine}() would clash with the C API of kernel library "
                             f"{lib.name}: give the C entry another name (attribute 'function')")
-    e = _Entry(name=name)
-    names = entry_expr.Names(tensors={}, ranks={}, scalars={})
-    used_names: set[str] = set(_OWN)
 
-    def c_param(n: str) -> CCode:
+
+@dataclass
+class _Call:
+    """One launch's call of its library's C function, as its parameters are bound."""
+
+    index: int
+    launch: entry_record.Launch
+    where: str  # how messages name the launch
+    lib: library_desc.Library
+    function: library_desc.Function
+    params: list[library_desc.Param]  # the function's, less the stream (and the algo id)
+    cargs: list[str] = field(default_factory=lambda: ["stream"])
+    ints: dict[str, str] = field(default_factory=dict)  # parameter -> the C variable of its value
+    pointers: dict[str, _Tensor] = field(default_factory=dict)
+    allocated: list[_Tensor] = field(default_factory=list)
+
+
+class _Builder:
+    """Builds an `_Entry` step by step: the launcher's arguments, each launch, the outputs."""
+
+    def __init__(self, record: entry_record.Record, libraries: dict[str, library_desc.Library],
+                 includes: dict[str, str], fname: CCode, e: _Entry) -> None:
+        self.record, self.libraries, self.includes, self.fname, self.e = (
+            record, libraries, includes, fname, e)
+        self.names = entry_expr.Names(tensors={}, ranks={}, scalars={})
+        self.used_names: set[str] = set(_OWN)
+        self.arg_kinds = {a.name: a.kind for a in record.args}
+        self.scalar_ctypes: dict[str, set[str]] = {}  # scalar argument -> the C types it binds
+        self.tensors: dict[str, _Tensor] = {}  # the inputs, then each allocation in turn
+        self.returned: set[tuple[int, str]] = set()
+        self.caller_outputs: dict[tuple[int, str], _Tensor] = {}
+
+    def c_param(self, n: str) -> CCode:
         c = CCode(abi.c_param_name(n))
-        if c in used_names or c == fname:
+        if c in self.used_names or c == self.fname:
             raise UserError(f"the launcher's argument or output {n!r} is named like another "
                         f"parameter of the C entry ({c}); no C entry can take both")
-        used_names.add(c)
+        self.used_names.add(c)
         return c
 
-    arg_kinds = {a.name: a.kind for a in record.args}
-    scalar_ctypes: dict[str, set[str]] = {}
-    for a in record.args:
-        if a.kind == "Tensor":
-            t = _Tensor(a.name, CCode(f"trt_v_{len(names.tensors)}"), "input", "",
-                        c_name=c_param(a.name))
-            names.tensors[a.name] = t.var
-            e.inputs.append(t)
-        else:
-            var = CCode(f"trt_s_{len(names.scalars)}")
-            names.scalars[a.name] = var
-            scalar_ctypes[a.name] = set()
-    tensors = {t.name: t for t in e.inputs}
-    returned = set(record.returns)
-    if len(record.launches) == 1:  # the torch op returns its outputs in the C API's order
-        returned = {(0, p) for p in record.launches[0].outputs}
-    caller_outputs: dict[tuple[int, str], _Tensor] = {}
+    def arguments(self) -> None:
+        """The launcher's tensors (the entry's inputs) and scalars, in the record's order."""
+        names, record = self.names, self.record
+        for a in record.args:
+            if a.kind == "Tensor":
+                t = _Tensor(a.name, CCode(f"trt_v_{len(names.tensors)}"), "input", "",
+                            c_name=self.c_param(a.name))
+                names.tensors[a.name] = t.var
+                self.e.inputs.append(t)
+            else:
+                var = CCode(f"trt_s_{len(names.scalars)}")
+                names.scalars[a.name] = var
+                self.scalar_ctypes[a.name] = set()
+        self.tensors = {t.name: t for t in self.e.inputs}
+        self.returned = set(record.returns)
+        if len(record.launches) == 1:  # the torch op returns its outputs in the C API's order
+            self.returned = {(0, p) for p in record.launches[0].outputs}
 
-    for index, launch in enumerate(record.launches):
-        where = f"launch {index}" if len(record.launches) > 1 else "the op"
-        lib = libraries.get(launch.lib)
+    def launch(self, index: int, launch: entry_record.Launch) -> None:
+        """One launch: its checks, its bound parameters, its algo, what it allocates, its call."""
+        call = self._call(index, launch)
+        for text in launch.checks:
+            cond = entry_expr.to_c(text, self.names, f"{call.where}: checks", boolean=True)
+            self.e.prepare.append(f"  if (!{cond}) return CUDA_ERROR_INVALID_VALUE;  /* {comment(text)} */")
+        for p in call.params:
+            self._param(call, p)
+        if launch.algo_choice:
+            self._algo_choice(call)
+        self._allocations(call)
+        c_function = ident(call.function.name, "function")
+        self.e.launches.append(f"  trt_r = {c_function}({', '.join(call.cargs)});")
+        self.e.launches.append("  if (trt_r != CUDA_SUCCESS) return trt_r;")
+        self._hints(call)
+        several = len(self.record.launches) > 1
+        if index == 0 or several:
+            self.e.docs.append(f"{'launch ' + str(index) + ': ' if several else ''}"
+                               f"{call.function.name}()"
+                               + (", the algo by the sizes" if launch.algo_choice else ""))
+        self.e.docs += [f"  refused unless {text}" for text in launch.checks]
+
+    def _call(self, index: int, launch: entry_record.Launch) -> _Call:
+        """The launch's library function and parameters, checked against what the record says."""
+        where = f"launch {index}" if len(self.record.launches) > 1 else "the op"
+        lib = self.libraries.get(launch.lib)
         if lib is None:
             raise UserError(f"{where} names kernel library {launch.lib!r}, which was not given")
-        if lib.backend != "cuda":
+        if not targets.BACKENDS[lib.backend].dlpack_entry:
             raise UserError(f"kernel library {lib.name} is a {lib.backend} library; C entries over "
                         "DLPack tensors are CUDA only")
-        if includes.get(launch.lib) and includes[launch.lib] not in e.includes:
-            e.includes.append(includes[launch.lib])
+        if self.includes.get(launch.lib) and self.includes[launch.lib] not in self.e.includes:
+            self.e.includes.append(self.includes[launch.lib])
         for n in launch.args:
-            if n not in arg_kinds and n not in tensors:
+            if n not in self.arg_kinds and n not in self.tensors:
                 raise UserError(f"{where} takes {n!r}, which is no argument of the launcher and no "
                             "tensor an earlier launch allocated")
         choice = launch.algo_choice
@@ -178,139 +229,154 @@ def build(name: str, op: dict, libraries: dict[str, library_desc.Library],
             raise UserError(f"kernel library {lib.name} has no CUDA {kind} entry point")
         params = list(function.params[1:-1] if kind == "algo" else function.params[1:])
         for p in params:
-            if p.type and is_tensordesc(p.type):
+            if p.type is not None and p.type.is_tensordesc:
                 raise UserError(f"{lib.name} takes a tensor descriptor ({p.kernel_param}); C entries "
                             "over tensor descriptors are not supported yet")
         pnames = [p.kernel_param or p.name for p in params]
         for key in list(launch.bind) + list(launch.outputs):
             if key not in pnames:
                 raise UserError(f"{where}: {key!r} is not a parameter of {function.name}()")
+        return _Call(index, launch, where, lib, function, params)
 
-        # Checks and bindings of this launch, over the inputs and earlier allocations.
-        for text in launch.checks:
-            cond = entry_expr.to_c(text, names, f"{where}: checks", boolean=True)
-            e.prepare.append(f"  if (!{cond}) return CUDA_ERROR_INVALID_VALUE;  /* {comment(text)} */")
-        cargs = ["stream"]
-        ints: dict[str, str] = {}  # parameter -> the C variable of its value (hints test it)
-        pointers: dict[str, _Tensor] = {}
-        allocated: list[_Tensor] = []
-        for p in params:
-            pname = p.kernel_param or p.name
-            if p.c_type == "CUdeviceptr":
-                element = pointer_element(p.type)
-                if element not in DL_DTYPES:
-                    raise UserError(f"{lib.name}: {pname} has type {p.type!r}, which has no DLPack "
-                                "dtype")
-                if pname in launch.outputs:
-                    t = _allocation(launch, index, where, pname, element, tensors, names,
-                                    (index, pname) in returned)
-                    allocated.append(t)
-                else:
-                    t = _bound_tensor(launch, where, function.name, pname, element, tensors)
-                pointers[pname] = t
-                cargs.append(f"{t.var}.ptr")
-            elif p.c_type in INT_RANGES or p.c_type in FLOAT_CTYPES or p.c_type == "bool":
-                text = launch.bind.get(pname)
-                if text is None:
-                    if pname in arg_kinds and arg_kinds[pname] != "Tensor":
-                        text = pname
-                    else:
-                        raise UserError(f"{where}: parameter {pname!r} ({p.c_type}) of "
-                                    f"{function.name}() is bound to nothing")
-                value = entry_expr.to_c(text, names, f"{where}: bind[{pname!r}]")
-                var = f"trt_p{index}_{len(cargs)}"
-                if p.c_type in FLOAT_CTYPES:
-                    e.prepare.append(f"  const double {var} = (double)({value});  /* {comment(pname)} = {comment(text)} */")
-                    if text.strip() in scalar_ctypes:
-                        scalar_ctypes[text.strip()].add(p.c_type)
-                else:
-                    lo, hi = INT_RANGES.get(p.c_type, (0, 1))
-                    e.prepare.append(f"  const int64_t {var} = {value};  /* {comment(pname)} = {comment(text)} */")
-                    e.prepare.append(f"  if ({var} < {_i64(lo)} || {var} > {_i64(hi)}) return CUDA_ERROR_INVALID_VALUE;")
-                    ints[pname] = var
-                cargs.append(f"({p.c_type}){var}")
-            else:
-                raise UserError(f"{where}: parameter {pname!r} of {function.name}() has C type "
-                            f"{p.c_type!r}, which C entries do not support yet")
-        if choice:
-            algo = f"trt_algo{index}"
-            e.prepare.append(f"  int {algo} = -1;")
-            for i, (text, a) in enumerate(choice):
-                if a >= len(lib.algos):
-                    raise UserError(f"{where}: algo_choice names algo {a}; {lib.name} has "
-                                f"{len(lib.algos)}")
-                cond = "1" if text.strip() == "True" else \
-                    entry_expr.to_c(text, names, f"{where}: algo_choice", boolean=True)
-                e.prepare.append(f"  {'else ' if i else ''}if ({cond}) {algo} = {a};  /* {comment(text)} */")
-            e.prepare.append(f"  if ({algo} < 0) return CUDA_ERROR_INVALID_VALUE;  /* no example call covers these sizes */")
-            cargs.append(algo)
-        # The tensors this launch allocates: their shapes, then visible to later launches.
-        for t in allocated:
-            for d, (cc, text) in enumerate(zip(t.shape, t.shape_text)):
-                e.prepare.append(f"  {t.var}.shape[{d}] = {cc};  /* {comment(t.name)}: {comment(text)} */")
-            e.prepare.append(f"  if (!trt_entry_dense(&{t.var}, {len(t.shape)}, {_elem_size(t.element)})) return CUDA_ERROR_INVALID_VALUE;")
-            tensors[t.name] = t
-            names.tensors[t.name] = t.var
-            names.ranks[t.name] = len(t.shape)
-            if t.role == "output":
-                t.c_name = c_param(t.name)
-                caller_outputs[(index, t.name)] = t
-            else:
-                e.scratch.append(t)
-        e.launches.append(f"  trt_r = {ident(function.name, 'function')}({', '.join(cargs)});")
-        e.launches.append("  if (trt_r != CUDA_SUCCESS) return trt_r;")
-        # Hints: when no variant is generic, refuse before anything launches.
-        if lib.specializations and all(lib.specializations):
-            alternatives = []
-            for pattern in lib.specializations:
-                parts = []
-                for pname, hint in pattern:
-                    if pname in ints:
-                        parts.append(f"({ints[pname]} % 16 == 0)" if hint == 16
-                                     else f"({ints[pname]} == 1)")
-                    elif pname in pointers and pointers[pname].role != "scratch":
-                        parts.append(f"({pointers[pname].var}.ptr % 16 == 0)")
-                alternatives.append(" && ".join(parts) or "1")
-            e.hints.append(f"  if (!({' || '.join('(' + a + ')' for a in alternatives)})) "
-                           f"return CUDA_ERROR_INVALID_VALUE;  /* no variant of {comment(lib.name)} takes these values */")
-        if index == 0 or len(record.launches) > 1:
-            e.docs.append(f"{'launch ' + str(index) + ': ' if len(record.launches) > 1 else ''}"
-                          f"{function.name}()" + (", the algo by the sizes" if choice else ""))
-        e.docs += [f"  refused unless {text}" for text in launch.checks]
-
-    # Contiguity and ranks of the inputs (torch's rules: default contiguous when no stride read).
-    contiguous: set[str] = set()
-    for launch in record.launches:
-        if launch.contiguous is None:
-            read = {n for n in tensors if f"{n}.stride(" in " ".join(launch.bind.values())}
-            contiguous |= {a for a in launch.args if a not in read}
+    def _param(self, call: _Call, p: library_desc.Param) -> None:
+        """Binds parameter `p`: a pointer to a tensor, an integer or float to an expression."""
+        pname = p.kernel_param or p.name
+        if p.c_type == "CUdeviceptr":
+            self._pointer(call, p, pname)
+        elif p.c_type in INT_RANGES or p.c_type in FLOAT_CTYPES or p.c_type == "bool":
+            self._scalar(call, p, pname)
         else:
-            contiguous |= set(launch.contiguous)
-    for t in e.inputs:
-        if not t.element:
-            raise UserError(f"tensor argument {t.name!r} is passed to no pointer parameter")
-    order = {(i, p): k for k, (i, p) in enumerate(record.returns)}
-    if len(record.launches) == 1:
-        lib0 = libraries[record.launches[0].lib]
-        fn_params = [p.kernel_param or p.name for f in lib0.functions[:1] for p in f.params]
-        order = {(0, p): fn_params.index(p) for p in record.launches[0].outputs}
-    for key in sorted(caller_outputs, key=lambda k: order.get(k, 1 << 30)):
-        if key not in order:
-            raise UserError(f"the launcher returns no {key[1]!r} of launch {key[0]}")
-        e.outputs.append(caller_outputs[key])
-    for (i, pname) in record.returns:
-        if (i, pname) not in caller_outputs:
-            raise UserError(f"returns: launch {i} allocates no {pname!r}")
-    for a in record.args:
-        if a.kind == "Tensor":
-            continue
-        ctypes = scalar_ctypes[a.name]
-        ctype = "int64_t" if a.kind == "int" else "float" if ctypes == {"float"} else "double"
-        e.scalars.append((a.name, ctype, c_param(a.name)))
-    e.contiguous = contiguous
-    e.needs = dict(names.needs)
-    e.scalar_vars = dict(names.scalars)
-    return e
+            raise UserError(f"{call.where}: parameter {pname!r} of {call.function.name}() has C type "
+                        f"{p.c_type!r}, which C entries do not support yet")
+
+    def _pointer(self, call: _Call, p: library_desc.Param, pname: str) -> None:
+        element = p.type.elem if p.type is not None and p.type.is_pointer else None
+        if element not in DL_DTYPES:
+            raise UserError(f"{call.lib.name}: {pname} has type {p.type!r}, which has no DLPack "
+                        "dtype")
+        launch, index = call.launch, call.index
+        if pname in launch.outputs:
+            t = _allocation(launch, index, call.where, pname, element, self.tensors, self.names,
+                            (index, pname) in self.returned)
+            call.allocated.append(t)
+        else:
+            t = _bound_tensor(launch, call.where, call.function.name, pname, element, self.tensors)
+        call.pointers[pname] = t
+        call.cargs.append(f"{t.var}.ptr")
+
+    def _scalar(self, call: _Call, p: library_desc.Param, pname: str) -> None:
+        where, e = call.where, self.e
+        text = call.launch.bind.get(pname)
+        if text is None:
+            if pname in self.arg_kinds and self.arg_kinds[pname] != "Tensor":
+                text = pname
+            else:
+                raise UserError(f"{where}: parameter {pname!r} ({p.c_type}) of "
+                            f"{call.function.name}() is bound to nothing")
+        value = entry_expr.to_c(text, self.names, f"{where}: bind[{pname!r}]")
+        var = f"trt_p{call.index}_{len(call.cargs)}"
+        if p.c_type in FLOAT_CTYPES:
+            e.prepare.append(f"  const double {var} = (double)({value});  /* {comment(pname)} = {comment(text)} */")
+            if text.strip() in self.scalar_ctypes:
+                self.scalar_ctypes[text.strip()].add(p.c_type)
+        else:
+            lo, hi = INT_RANGES.get(p.c_type, (0, 1))
+            e.prepare.append(f"  const int64_t {var} = {value};  /* {comment(pname)} = {comment(text)} */")
+            e.prepare.append(f"  if ({var} < {_i64(lo)} || {var} > {_i64(hi)}) return CUDA_ERROR_INVALID_VALUE;")
+            call.ints[pname] = var
+        call.cargs.append(f"({p.c_type}){var}")
+
+    def _algo_choice(self, call: _Call) -> None:
+        """The algo id: the first of the record's size conditions that holds, else refused."""
+        where, prepare = call.where, self.e.prepare
+        algo = f"trt_algo{call.index}"
+        prepare.append(f"  int {algo} = -1;")
+        for i, (text, a) in enumerate(call.launch.algo_choice):
+            if a >= len(call.lib.algos):
+                raise UserError(f"{where}: algo_choice names algo {a}; {call.lib.name} has "
+                            f"{len(call.lib.algos)}")
+            cond = "1" if text.strip() == "True" else \
+                entry_expr.to_c(text, self.names, f"{where}: algo_choice", boolean=True)
+            prepare.append(f"  {'else ' if i else ''}if ({cond}) {algo} = {a};  /* {comment(text)} */")
+        prepare.append(f"  if ({algo} < 0) return CUDA_ERROR_INVALID_VALUE;  /* no example call covers these sizes */")
+        call.cargs.append(algo)
+
+    def _allocations(self, call: _Call) -> None:
+        """The tensors the launch allocates: their shapes, then visible to later launches."""
+        for t in call.allocated:
+            for d, (cc, text) in enumerate(zip(t.shape, t.shape_text)):
+                self.e.prepare.append(f"  {t.var}.shape[{d}] = {cc};  /* {comment(t.name)}: {comment(text)} */")
+            self.e.prepare.append(f"  if (!trt_entry_dense(&{t.var}, {len(t.shape)}, {_elem_size(t.element)})) return CUDA_ERROR_INVALID_VALUE;")
+            self.tensors[t.name] = t
+            self.names.tensors[t.name] = t.var
+            self.names.ranks[t.name] = len(t.shape)
+            if t.role == "output":
+                t.c_name = self.c_param(t.name)
+                self.caller_outputs[(call.index, t.name)] = t
+            else:
+                self.e.scratch.append(t)
+
+    def _hints(self, call: _Call) -> None:
+        """When no variant is generic, refuse values no variant takes before anything launches."""
+        lib, ints, pointers = call.lib, call.ints, call.pointers
+        if not (lib.specializations and all(lib.specializations)):
+            return
+        alternatives = []
+        for pattern in lib.specializations:
+            parts = []
+            for pname, hint in pattern:
+                if pname in ints:
+                    parts.append(f"({ints[pname]} % 16 == 0)" if hint == 16
+                                 else f"({ints[pname]} == 1)")
+                elif pname in pointers and pointers[pname].role != "scratch":
+                    parts.append(f"({pointers[pname].var}.ptr % 16 == 0)")
+            alternatives.append(" && ".join(parts) or "1")
+        self.e.hints.append(f"  if (!({' || '.join('(' + a + ')' for a in alternatives)})) "
+                            f"return CUDA_ERROR_INVALID_VALUE;  /* no variant of {comment(lib.name)} takes these values */")
+
+    def finish(self) -> None:
+        """After every launch: contiguity, the outputs in the C API's order, the scalars."""
+        e, record = self.e, self.record
+        e.contiguous = self._contiguous()
+        for t in e.inputs:
+            if not t.element:
+                raise UserError(f"tensor argument {t.name!r} is passed to no pointer parameter")
+        self._outputs()
+        for a in record.args:
+            if a.kind == "Tensor":
+                continue
+            ctypes = self.scalar_ctypes[a.name]
+            ctype = "int64_t" if a.kind == "int" else "float" if ctypes == {"float"} else "double"
+            e.scalars.append((a.name, ctype, self.c_param(a.name)))
+        e.needs = dict(self.names.needs)
+        e.scalar_vars = dict(self.names.scalars)
+
+    def _contiguous(self) -> set[str]:
+        """The inputs that must be contiguous (torch's rules: contiguous when no stride is read)."""
+        contiguous: set[str] = set()
+        for launch in self.record.launches:
+            if launch.contiguous is None:
+                read = {n for n in self.tensors if f"{n}.stride(" in " ".join(launch.bind.values())}
+                contiguous |= {a for a in launch.args if a not in read}
+            else:
+                contiguous |= set(launch.contiguous)
+        return contiguous
+
+    def _outputs(self) -> None:
+        """The outputs the caller passes, in the order the launcher returns them."""
+        record, caller_outputs = self.record, self.caller_outputs
+        order = {(i, p): k for k, (i, p) in enumerate(record.returns)}
+        if len(record.launches) == 1:
+            lib0 = self.libraries[record.launches[0].lib]
+            fn_params = [p.kernel_param or p.name for f in lib0.functions[:1] for p in f.params]
+            order = {(0, p): fn_params.index(p) for p in record.launches[0].outputs}
+        for key in sorted(caller_outputs, key=lambda k: order.get(k, 1 << 30)):
+            if key not in order:
+                raise UserError(f"the launcher returns no {key[1]!r} of launch {key[0]}")
+            self.e.outputs.append(caller_outputs[key])
+        for (i, pname) in record.returns:
+            if (i, pname) not in caller_outputs:
+                raise UserError(f"returns: launch {i} allocates no {pname!r}")
 
 
 def _allocation(launch, index, where, pname, element, tensors, names, returned) -> "_Tensor":

@@ -16,12 +16,14 @@ from typing import Any
 
 from triton_aot.capture.examples import DTYPES
 from triton_aot.capture.record import Argument
+from triton_aot.core.signature import canonical_type
 
 
 def _stand_in(a: Argument) -> Any:
     import torch
     if a.kind == "pointer":
-        element = a.type[1:]  # "*bf16" -> "bf16"
+        arg_type = canonical_type(a.type)  # "*bf16" -> a pointer to "bf16"
+        element = arg_type.elem if arg_type is not None and arg_type.is_pointer else None
         name = "bool" if element == "i1" else DTYPES.get(element, "uint8")
         return torch.empty(16, dtype=getattr(torch, name))
     return a.value

@@ -79,6 +79,7 @@ class Backend:
     tuned_dispatch: bool  # NAME_auto and its tuning table
     standalone_c: bool  # the compile tool's own C for one variant (--out_c, --out_h)
     cuda_launch_options: bool  # the launch options the launch options table marks CUDA only
+    dlpack_entry: bool  # a launcher's C entry over DLPack tensors (triton_launcher_c_library)
     ir_groups: tuple  # the IR output groups each compile writes (the image's among them)
     symbol_arch: str  # how a variant's symbol names the arch ({} is the arch): sm90, gfx942
     arch_is_sm: bool  # archs are SM numbers, compared with the tables' minimum SMs
@@ -87,12 +88,12 @@ class Backend:
 BACKENDS = {
     "cuda": Backend("cuda", image="cubin", outputs=("out_ptx", "out_sass"), embed_ptx=True,
                     reset_to_zero=True, grid_device_attrs=True, tuned_dispatch=True,
-                    standalone_c=True, cuda_launch_options=True,
+                    standalone_c=True, cuda_launch_options=True, dlpack_entry=True,
                     ir_groups=("ptx", "ttir", "ttgir", "llir", "cubin"), symbol_arch="sm{}",
                     arch_is_sm=True),
     "hip": Backend("hip", image="hsaco", outputs=("out_amdgcn",), embed_ptx=False,
                    reset_to_zero=False, grid_device_attrs=False, tuned_dispatch=False,
-                   standalone_c=False, cuda_launch_options=False,
+                   standalone_c=False, cuda_launch_options=False, dlpack_entry=False,
                    ir_groups=("ttir", "ttgir", "llir", "amdgcn", "hsaco"), symbol_arch="{}",
                    arch_is_sm=False),
 }
