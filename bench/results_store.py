@@ -33,6 +33,7 @@ RAW = (
     "bench/results/launch_auto.json",
     "bench/results/torch_cold_start.json",
     "bench/results/tune.json",
+    "bench/results/tune_heldout.json",
     "bench/results/tune_rmsnorm.json",
     "bench/results/tune_run1.json",
     "bench/results/worker_bazel/child_per_request.json",
