@@ -30,7 +30,7 @@ from pathlib import Path
 from absl import flags
 
 from triton_aot.contract import library as library_desc
-from triton_aot.core import abi, cli, targets
+from triton_aot.core import abi, cli, op_expression, targets
 from triton_aot.core.c_syntax import CCode, comment, ident
 from triton_aot.core.errors import UserError
 from triton_aot.c_entry import expr as entry_expr
@@ -52,18 +52,8 @@ DL_DTYPES = {
     "u32": ("kDLUInt", 32),
     "u64": ("kDLUInt", 64),
 }
-# C integer types of the kernels' C API -> (min, max) of the values they take.
-INT_RANGES = {
-    "int8_t": (-(1 << 7), (1 << 7) - 1),
-    "int16_t": (-(1 << 15), (1 << 15) - 1),
-    "int32_t": (-(1 << 31), (1 << 31) - 1),
-    "int64_t": (-(1 << 63), (1 << 63) - 1),
-    "uint8_t": (0, (1 << 8) - 1),
-    "uint16_t": (0, (1 << 16) - 1),
-    "uint32_t": (0, (1 << 32) - 1),
-    "uint64_t": (0, (1 << 63) - 1),  # bound values are int64_t
-}
-FLOAT_CTYPES = ("float", "double")
+INT_RANGES = abi.C_INT_RANGES
+FLOAT_CTYPES = abi.C_FLOAT_TYPES
 WORKSPACE_ALIGN = 256
 # The stage's own templates (out of //templates, which every Triton action takes).
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -389,7 +379,7 @@ def _allocation(launch, index, where, pname, element, tensors, names, returned) 
         raise UserError(f"{where}: outputs[{pname!r}] = {text!r}: an output shaped like an input of "
                     "any rank is not supported by C entries yet")
     else:
-        dims = entry_expr.split_top(text)
+        dims = op_expression.split_top(text)
     if not dims or len(dims) > MAX_RANK:
         raise UserError(f"{where}: outputs[{pname!r}] must have 1 to {MAX_RANK} dimensions")
     t = _Tensor(pname, CCode(f"trt_v_{len(names.tensors)}_{pname}"),

@@ -20,6 +20,7 @@ import ast
 from dataclasses import dataclass, field
 
 from triton_aot.core.c_syntax import CCode
+from triton_aot.core.op_expression import const_int
 from triton_aot.core.errors import UserError
 
 
@@ -137,7 +138,7 @@ class _Translator:
             return f"trt_entry_numel(&{var})" if method == "numel" else f"((int64_t){var}.ndim)"
         if method not in ("size", "stride"):
             raise self.err(f"unknown tensor method {method!r} (size, stride, numel, dim)")
-        index = _int_literal(node.args[0]) if len(node.args) == 1 and not node.keywords else None
+        index = const_int(node.args[0]) if len(node.args) == 1 and not node.keywords else None
         if index is None:
             raise self.err(f"{tensor}.{method}() takes one integer literal, e.g. {tensor}.{method}(0)")
         need = index + 1 if index >= 0 else -index
@@ -150,26 +151,4 @@ class _Translator:
         return f"{var}.{field_name}[{position}]"
 
 
-def _int_literal(node: ast.AST) -> int | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and \
-            not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _int_literal(node.operand)
-        return None if inner is None else -inner
-    return None
 
-
-def split_top(text: str) -> list[str]:
-    """'a.size(0), min(x, y)' -> ['a.size(0)', 'min(x, y)'] (commas outside parentheses)."""
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        depth += (ch == "(") - (ch == ")")
-        if ch == "," and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        parts.append(cur.strip())
-    return parts

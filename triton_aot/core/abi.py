@@ -81,6 +81,20 @@ def pointee_size(triton_type: str) -> int:
 # library name, variant symbols): C11 and C++20 keywords, and names the generated C needs itself
 # (its types, cuda.h's, <stdint.h>'s). (`stream` and `algo_id` are fine: the generated C renames
 # its own parameters then.)
+# The C API's integer types -> (min, max) of the values a caller may pass (bound values are
+# int64_t, so uint64_t stops at INT64_MAX), and its floating-point types.
+C_INT_RANGES = {
+    "int8_t": (-(1 << 7), (1 << 7) - 1),
+    "int16_t": (-(1 << 15), (1 << 15) - 1),
+    "int32_t": (-(1 << 31), (1 << 31) - 1),
+    "int64_t": (-(1 << 63), (1 << 63) - 1),
+    "uint8_t": (0, (1 << 8) - 1),
+    "uint16_t": (0, (1 << 16) - 1),
+    "uint32_t": (0, (1 << 32) - 1),
+    "uint64_t": (0, (1 << 63) - 1),
+}
+C_FLOAT_TYPES = ("float", "double")
+
 C_RESERVED = frozenset("""
     auto bool break case char const continue default do double else enum extern false float for
     goto if inline int long register restrict return short signed sizeof static struct switch

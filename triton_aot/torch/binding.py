@@ -17,7 +17,8 @@ from typing import Optional
 
 from triton_aot.contract import library
 from triton_aot.core.arg_type import ArgType
-from triton_aot.torch.expression import Expr, split_top
+from triton_aot.core.op_expression import split_top
+from triton_aot.torch.expression import Expr
 from triton_aot.torch.schema import (DTYPES, FLOAT_CTYPES, IDENT, INT_RANGES, Arg, fail,
                                      parse_args)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from triton_aot.core.op_expression import const_int
 from triton_aot.torch.schema import Arg, fail
 
 class Expr:
@@ -165,31 +166,8 @@ PY_FUNCTIONS = {"cdiv": "_cdiv", "min": "_min", "max": "_max"}
 PY_LOGIC = ("_and", "_or", "_not")  # `and`, `or`, `not`
 
 
-def const_int(node: ast.AST) -> Optional[int]:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = const_int(node.operand)
-        return None if inner is None else -inner
-    return None
 
 
 
-def split_top(text: str) -> list[str]:
-    """'a.size(0), min(x, y)' -> ['a.size(0)', 'min(x, y)'] (commas outside parentheses)."""
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        parts.append(cur.strip())
-    return parts
 
 

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from triton_aot.core import abi
 from triton_aot.core.errors import UserError
 
 # Triton pointer element type -> (torch dtype name, stable ScalarType enumerator).
@@ -32,18 +33,8 @@ DTYPES = {
     "fp8e5": ("float8_e5m2", "Float8_e5m2"),
 }
 
-# C integer types of the C API -> (min, max).
-INT_RANGES = {
-    "int8_t": (-(1 << 7), (1 << 7) - 1),
-    "int16_t": (-(1 << 15), (1 << 15) - 1),
-    "int32_t": (-(1 << 31), (1 << 31) - 1),
-    "int64_t": (-(1 << 63), (1 << 63) - 1),
-    "uint8_t": (0, (1 << 8) - 1),
-    "uint16_t": (0, (1 << 16) - 1),
-    "uint32_t": (0, (1 << 32) - 1),
-    "uint64_t": (0, (1 << 63) - 1),  # bound values are int64_t
-}
-FLOAT_CTYPES = ("float", "double")
+INT_RANGES = abi.C_INT_RANGES
+FLOAT_CTYPES = abi.C_FLOAT_TYPES
 
 SCALAR_KINDS = {"Tensor": None, "int": "int64_t", "float": "double", "bool": "bool"}
 
