@@ -11,12 +11,19 @@ Two sources of per-config timings, both committed:
   headroom   bench/results/headroom.json: the library's 28 configs and cuBLAS timed on 24 fresh
              LLM layers (bench/tune/headroom.py); those whose (N, K) no tuning point has are
              chosen for from the whole table.
+  heldout    bench/results/tune_heldout.json: the layers of 8 models no table has, in both
+             layouts, every config timed through the JIT on the GPU beside NAME_auto
+             (tune_bench.py --held_out); chosen for from the whole table, so the selection in
+             use is scored on the GPU's own per-config times, whatever portfolios that run had.
 
 Each choice costs the held-out shape's time of the chosen algo over its best of all algos (the
 oracle; the JIT's autotuner, which times every config on each new shape and keeps the fastest,
 approximates it on the same data). Reported per stratum (layout, the oracle's time band, dtype)
 as the geometric mean and the worst of oracle time / chosen time, for the selection in use and
-the one before it (knn-8 over the key logs, a flat 4-octave class penalty).
+the one before it (knn-8 over the key logs, a flat 4-octave class penalty), and the portfolio
+ceiling: the best algo of the call class's portfolio, which no selection limited to the
+portfolios (what the build compiles) can beat. The gap between a selection and the ceiling is
+the vote's; the gap between the ceiling and 1.0 is the portfolios'.
 
     python3 bench/tune/selection_lmo.py [--out bench/results]   # writes selection_lmo.{json,md}
 """
@@ -40,6 +47,9 @@ from triton_aot.contract import tuning_table as tuning  # noqa: E402
 TABLES = {"fp16": REPO / "examples/kernels/matmul_tuned.tuning.json",
           "bf16": REPO / "examples/kernels/matmul_tuned_bf16.tuning.json"}
 HEADROOM = REPO / "bench/results/headroom.json"
+HELDOUT = REPO / "bench/results/tune_heldout.json"
+HELDOUT_LIBRARIES = {"matmul_tuned": "fp16", "matmul_tuned_bf16": "bf16"}
+CEILING = "portfolio ceiling (best of the class's portfolio in use)"
 
 # The Linear layers of examples/kernels/matmul_tuning.py's LINEAR_NK, by model: (N, K) pairs.
 TABLE_MODELS = {
@@ -125,6 +135,15 @@ def _times(p: tuning.Point) -> list[float]:
     return [t if isinstance(t, float) else math.inf for t in p.times_us]
 
 
+def _scored(row: dict, times: list[float], table, dev, q, cls: int, selections) -> dict:
+    """`row` with oracle time / chosen time for each selection, and the portfolio ceiling."""
+    best = min(times)
+    for s in selections:
+        row[s.name] = best / times[s.choose(table, dev, q, cls)]
+    row[CEILING] = best / min(times[a] for a in tuning.class_algos(table, dev)[cls + 1])
+    return row
+
+
 def table_cases(dtype: str, selections) -> list[dict]:
     table = tuning.read_table(TABLES[dtype])
     out = []
@@ -144,16 +163,13 @@ def table_cases(dtype: str, selections) -> list[dict]:
                 q = [tuning.log2_q8(v) for v in p.key]
                 row = {"source": "tables", "dtype": dtype, "model": model, "layout": layout,
                        "shape": list(p.key), "oracle_us": min(times)}
-                for s in selections:
-                    a = s.choose(train, tdev, q, cls)
-                    row[s.name] = min(times) / times[a]
-                out.append(row)
+                out.append(_scored(row, times, train, tdev, q, cls, selections))
     return out
 
 
-def read_headroom() -> dict | None:
-    """bench/results/headroom.json (the one place that knows where and how it is stored)."""
-    for path, opener in ((HEADROOM, open), (HEADROOM.with_suffix(".json.gz"), gzip.open)):
+def read_results(stem: Path) -> dict | None:
+    """A committed run's raw data, STEM.json or STEM.json.gz (bench/results_store.py)."""
+    for path, opener in ((stem, open), (stem.with_suffix(".json.gz"), gzip.open)):
         if path.exists():
             with opener(path, "rt", encoding="utf-8") as f:
                 return json.load(f)
@@ -161,7 +177,7 @@ def read_headroom() -> dict | None:
 
 
 def headroom_cases(dtype: str, selections) -> list[dict]:
-    results = read_headroom()
+    results = read_results(HEADROOM)
     if results is None:
         return []
     table = tuning.read_table(TABLES[dtype])
@@ -179,10 +195,29 @@ def headroom_cases(dtype: str, selections) -> list[dict]:
         q = [tuning.log2_q8(v) for v in (m, n, k)]
         row = {"source": "headroom", "dtype": dtype, "model": r["label"], "layout": "nt",
                "shape": [m, n, k], "oracle_us": min(times), "cublas_us": t.get("cublas")}
-        for s in selections:
-            a = s.choose(table, dev, q, cls)
-            row[s.name] = min(times) / times[a]
-        out.append(row)
+        out.append(_scored(row, times, table, dev, q, cls, selections))
+    return out
+
+
+def heldout_cases(dtype: str, selections) -> list[dict]:
+    """The GPU's held-out layers (tune_bench.py --held_out): the selection in use re-scored on
+    each shape's per-config JIT times, on the call's own hint pattern."""
+    results = read_results(HELDOUT)
+    if results is None:
+        return []
+    table = tuning.read_table(TABLES[dtype])
+    dev = table.devices[0]
+    out = []
+    for r in results["rows"]:
+        if HELDOUT_LIBRARIES.get(r["library"]) != dtype or "config_us" not in r:
+            continue
+        times = [r["config_us"].get(str(a), math.inf) for a in range(len(table.algos))]
+        cls = tuning.class_of(table, r["hints"])
+        q = [tuning.log2_q8(v) for v in r["shape"]]
+        row = {"source": "heldout", "dtype": dtype, "model": r["label"], "layout": r["layout"],
+               "shape": list(r["shape"]), "oracle_us": min(times),
+               "measured auto": min(times) / r["auto_us"]}
+        out.append(_scored(row, times, table, dev, q, cls, selections))
     return out
 
 
@@ -202,36 +237,41 @@ def strata(rows):
     return sorted(groups.items())
 
 
-def summarise(rows, selections) -> list[dict]:
+def summarise(rows, metrics) -> list[dict]:
     out = []
     for (source, dtype, layout, band), rs in strata(rows):
         s = {"source": source, "dtype": dtype, "layout": layout, "band": band, "shapes": len(rs)}
-        for sel in selections:
-            ks = [r[sel.name] for r in rs]
-            worst = min(rs, key=lambda r: r[sel.name])
-            s[sel.name] = {"geomean": geomean(ks), "worst": min(ks),
-                           "worst_shape": "x".join(map(str, worst["shape"])),
-                           "below_0.85": sum(k < 0.85 for k in ks)}
+        for name in metrics:
+            have = [r for r in rs if name in r]
+            if not have:
+                continue
+            ks = [r[name] for r in have]
+            worst = min(have, key=lambda r: r[name])
+            s[name] = {"geomean": geomean(ks), "worst": min(ks),
+                       "worst_shape": "x".join(map(str, worst["shape"])),
+                       "below_0.85": sum(k < 0.85 for k in ks)}
         out.append(s)
     return out
 
 
-def markdown(summary, selections) -> str:
+def markdown(summary, metrics) -> str:
     lines = ["# NAME_auto on models the table never saw (leave models out, no GPU)", "",
              "Generated by `python3 bench/tune/selection_lmo.py --out bench/results` from the "
              "committed per-config timings (module docstring). *tables*: each model of the "
              "tuning tables held out in turn (its layers' points removed in every layout, the "
              "portfolios chosen again without them); *headroom*: the fresh LLM layers of "
-             "bench/results/headroom.json whose (N, K) the table lacks. Figures: oracle time / "
-             "chosen time (1.0 = the per-shape best of the 28 configs, which the JIT's "
-             "autotuner approximates), geometric mean, worst (shape), shapes below 0.85.", "",
-             "| source | dtype | layout | oracle time | shapes | "
-             + " | ".join(s.name for s in selections) + " |",
-             "|---|---|---|---|---|" + "---|" * len(selections)]
+             "bench/results/headroom.json whose (N, K) the table lacks; *heldout*: the layers "
+             "of 8 models no table has, both layouts, every config timed on the GPU by "
+             "`tune_bench.py --held_out` (bench/results/tune_heldout.md), where *measured auto* "
+             "is NAME_auto as that run timed it (its library had the portfolios of its day). "
+             "Figures: oracle time / chosen time (1.0 = the per-shape best of the 28 configs, "
+             "which the JIT's autotuner approximates), geometric mean, worst (shape), shapes "
+             "below 0.85. The portfolio ceiling is the best algo the call's class may launch.",
+             "", "| source | dtype | layout | oracle time | shapes | " + " | ".join(metrics) + " |",
+             "|---|---|---|---|---|" + "---|" * len(metrics)]
     for s in summary:
-        cells = [f"{s[sel.name]['geomean']:.3f} ({s[sel.name]['worst']:.3f}, "
-                 f"{s[sel.name]['worst_shape']}; {s[sel.name]['below_0.85']})"
-                 for sel in selections]
+        cells = [f"{s[m]['geomean']:.3f} ({s[m]['worst']:.3f}, {s[m]['worst_shape']}; "
+                 f"{s[m]['below_0.85']})" if m in s else "" for m in metrics]
         lines.append(f"| {s['source']} | {s['dtype']} | {s['layout']} | {s['band']} | "
                      f"{s['shapes']} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -244,9 +284,11 @@ def main() -> int:
     selections = (NEW, OLD, NARROW, WIDER, ALL)
     rows = []
     for dtype in TABLES:
-        rows += table_cases(dtype, selections) + headroom_cases(dtype, selections)
-    summary = summarise(rows, selections)
-    md = markdown(summary, selections)
+        rows += (table_cases(dtype, selections) + headroom_cases(dtype, selections)
+                 + heldout_cases(dtype, selections))
+    metrics = [s.name for s in selections] + [CEILING, "measured auto"]
+    summary = summarise(rows, metrics)
+    md = markdown(summary, metrics)
     print(md)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""Runs every compile and link case of the bad-input catalogue (catalogue.py) as a subprocess.
+"""Runs every compile and link case of the bad-input catalogue (catalogue.py) as its own process.
 
 Each case must exit with code 1, print nothing on stdout, print one message on stderr that starts
 with `error: ` and contains every `culprit` and `fix` fragment, show no Python traceback, and
@@ -10,7 +10,6 @@ the action has.
 
 from __future__ import annotations
 
-import concurrent.futures
 import copy
 import json
 import os
@@ -27,6 +26,7 @@ KERNELS = HERE / "kernels"
 sys.path.insert(0, str(HERE))
 
 import catalogue  # noqa: E402
+import forked_tool  # noqa: E402
 import update_catalogue  # noqa: E402
 
 import triton_aot  # noqa: E402
@@ -186,7 +186,9 @@ def tune_argv(case, dirs: dict, verbose: bool = False) -> list:
     return [str(pack)] + [_subst(a, dirs) for a in case.extra] + (["--verbose"] if verbose else [])
 
 
-def run_case(case, root: Path, verbose: bool = False) -> dict:
+def case_job(case, root: Path, verbose: bool = False) -> tuple[forked_tool.Job, dict]:
+    """The tool invocation of one case (module, flags, environment, working folder) and its
+    folders; the inputs it names are written under `root`."""
     dirs = {"K": KERNELS, "OUT": root / "out", "TMP": root / "tmp"}
     for key in ("OUT", "TMP"):
         dirs[key].mkdir(parents=True)
@@ -199,21 +201,35 @@ def run_case(case, root: Path, verbose: bool = False) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TRITON_", "PYTHON"))}
     env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", HOME=str(home),
                TMPDIR=str(dirs["TMP"]))
-    proc = subprocess.run([sys.executable, "-m", TOOL_MODULES[tool], *argv],
-                          capture_output=True, text=True, env=env, cwd=dirs["TMP"], timeout=300)
-    return {"argv": argv, "rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,
+    return forked_tool.Job(case.id, TOOL_MODULES[tool], argv, env, dirs["TMP"]), dirs
+
+
+def case_result(job: forked_tool.Job, dirs: dict, rc: int, stdout: str, stderr: str) -> dict:
+    return {"argv": job.argv, "rc": rc, "stdout": stdout, "stderr": stderr,
             "outputs": sorted(str(p.relative_to(dirs["OUT"])) for p in dirs["OUT"].rglob("*")),
             "dirs": {k: str(v) for k, v in dirs.items()}}
 
 
+def run_case(case, root: Path, verbose: bool = False) -> dict:
+    """One case as a fresh interpreter runs it."""
+    job, dirs = case_job(case, root, verbose)
+    proc = subprocess.run([sys.executable, "-m", job.module, *job.argv], capture_output=True,
+                          text=True, env=job.env, cwd=job.cwd, timeout=job.timeout)
+    return case_result(job, dirs, proc.returncode, proc.stdout, proc.stderr)
+
+
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    """Every tool case, run in parallel (the subprocesses spend most of their time importing)."""
+    """Every tool case, each in a process forked from one that imported the tools once
+    (forked_tool: the cases would spend most of their CPU importing); the verbose tests below
+    and test_fresh_interpreters_agree run cases as fresh interpreters."""
     root = tmp_path_factory.mktemp("cases")
-    workers = max(2, min(8, (os.cpu_count() or 2) * 2))
-    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        futures = {c.id: pool.submit(run_case, c, root / c.id) for c in TOOL_CASES}
-        return {cid: f.result() for cid, f in futures.items()}
+    base_path = forked_tool.preload()
+    jobs = {c.id: case_job(c, root / c.id) for c in TOOL_CASES}
+    done = forked_tool.run_all([j for j, _ in jobs.values()], base_path, root / "_streams",
+                               workers=max(2, os.cpu_count() or 2))
+    return {cid: case_result(job, dirs, done[cid].rc, done[cid].stdout, done[cid].stderr)
+            for cid, (job, dirs) in jobs.items()}
 
 
 # ----------------------------------------------------------------------------- the cases
@@ -238,6 +254,29 @@ def test_case(case, results):
     if target:  # an action of a rule: the target and its attributes, never the tool's flags
         assert stderr.startswith(f"error: {target}: attribute '"), where
         assert not re.search(r"--[a-z]", stderr), "names a tool flag" + where
+
+
+def _one_per_tool() -> list[str]:
+    first: dict = {}
+    for c in TOOL_CASES:
+        first.setdefault((c.tool, c.at_build), c.id)
+    return sorted(first.values())
+
+
+@pytest.mark.parametrize("case_id", _one_per_tool())
+def test_fresh_interpreters_agree(case_id, results, tmp_path):
+    """The forked runs stand for fresh interpreters: one case of each tool, run both ways, gives
+    the same exit code, stdout and message (its folders named alike)."""
+    fresh = run_case(catalogue.by_id()[case_id], tmp_path)
+    forked = results[case_id]
+
+    def plain(r):
+        text = r["stderr"]
+        for key, value in r["dirs"].items():
+            text = text.replace(value, "{" + key + "}")
+        return r["rc"], r["stdout"], text, r["outputs"]
+
+    assert plain(fresh) == plain(forked)
 
 
 @pytest.mark.parametrize("case_id", ["kernel_unknown_name", "grid_injection"])
