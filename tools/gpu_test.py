@@ -69,7 +69,8 @@ def test_table_is_well_formed():
     assert set(GROUPS) & set(SUITES) == set()
     for name, members in GROUPS.items():
         assert members and all(m in SUITES for m in members), name
-    keys = {"doc", "workspace", "flags", "build", "copy", "needs", "run", "out", "budget_mib"}
+    keys = {"doc", "workspace", "flags", "build", "copy", "needs", "run", "out", "budget_mib",
+            "tune_flags"}
     for name, s in SUITES.items():
         assert set(s) <= keys, (name, set(s) - keys)
         assert s.get("doc"), f"{name}: no doc"
@@ -86,6 +87,10 @@ def test_table_is_well_formed():
             for t in gpu.as_list(e.get("target", [])) + ([e["tuning"]] if "tuning" in e else []):
                 assert t.startswith("//") and ":" in t, (name, t)
             assert e.get("workspace", ws) in (".", "examples"), (name, e)
+        if "tune_flags" in s:  # checked as `pack` checks them, the config read from the checkout
+            flags = gpu.suite_tune_flags(name, s, gpu.tune_flags.TuneFlags())
+            assert any("tuning" in e for e in s["copy"]) and flags.argv(), name
+            gpu.check_flags(flags, ("M", "N", "K"))
         for step in s.get("run", []):
             assert step["name"] and step["cmd"], name
             for arg in step["cmd"]:
