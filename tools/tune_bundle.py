@@ -168,17 +168,19 @@ def pack_tuning(label: str, files: list[Path], dest_root: Path, workspace: Path 
 
 def main(argv: list[str]) -> int:
     """`bazel run @rules_triton//tools:tune ... -- DIR`: see the module docstring."""
+    from triton_aot.core.errors import UserError
+    from triton_aot.tuning import tune_flags
     ap = argparse.ArgumentParser(
         prog="bazel run @rules_triton//tools:tune --@rules_triton//tools:tune_library=LABEL --",
-        description="Packs the library's tuning bundle into DIR for the GPU machine.")
+        description="Packs the library's tuning bundle into DIR for the GPU machine.",
+        epilog="the tuning command's flags, written into the bundle's tune.sh:\n"
+        + tune_flags.describe(), formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runfiles", type=Path, required=True, help=argparse.SUPPRESS)
     ap.add_argument("--manifest", type=Path, required=True, help=argparse.SUPPRESS)
     ap.add_argument("dir", type=Path, help="the folder to write (relative to where bazel runs); "
                     "then the tuning command's flags (--model_config=config.json, --layers=NxK,..., "
                     "--batch=LO:HI, --missing_only, --gpus=N|all, ...), written into the bundle's "
                     "tune.sh")
-    from triton_aot.core.errors import UserError
-    from triton_aot.tuning import tune_flags
     try:
         flags, rest = tune_flags.parse(argv)
     except UserError as e:

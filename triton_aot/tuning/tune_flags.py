@@ -10,6 +10,7 @@ write them into the bundle's tuning command (tools/tune_bundle.py):
     define(fv)                      as absl flags, for the tuning command
     from_absl(fv)                   the parsed absl flags as a TuneFlags
     parse(args)                     (TuneFlags, the other arguments), without absl
+    describe()                      the flags' help, for the build machine's tools
     TuneFlags.argv()                back to arguments: those not at their default, in field order
     check(flags, key)               the model to tune (layers, batch sizes), or None for SHAPES;
                                     every refusal one UserError naming the flag and the fix
@@ -95,6 +96,12 @@ def define(fv) -> None:
 
 def from_absl(fv) -> TuneFlags:
     return TuneFlags(**{name: getattr(fv, name) for name in _FIELDS})
+
+
+def describe() -> str:
+    """The flags and their help, for a build-machine tool's --help."""
+    return "\n".join(f"  --{f.name}" + ("" if f.default in (None, False) else f" (default {f.default})")
+                     + f": {f.metadata['help']}" for f in fields(TuneFlags))
 
 
 def _value(name: str, text: str):
