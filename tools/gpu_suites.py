@@ -222,8 +222,8 @@ SUITES = {
         # tuning times every algo in every specialization, not just the table's portfolios.
         "flags": ["--@rules_triton//:tuning_stale_ok", "--@rules_triton//:specialization_algos=false"],
         "copy": _TUNED,
-        # no `run`: one `python3 -m triton_aot.tuning.tune {dir}/<c_name>` per bundle, which writes the
-        # library's table in the checkout (commit it)
+        # no `run`: one `sh {dir}/<c_name>/tune.sh` per bundle (the tuning command with the flags it
+        # was packed with), which writes the library's table in the checkout (commit it)
         "budget_mib": 48,
     },
     "tuned": {
