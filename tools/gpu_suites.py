@@ -222,8 +222,8 @@ SUITES = {
         # tuning times every algo in every specialization, not just the table's portfolios.
         "flags": ["--@rules_triton//:tuning_stale_ok", "--@rules_triton//:specialization_algos=false"],
         "copy": _TUNED,
-        # no `run`: one `python3 -m triton_aot.tuning.tune {dir}/<c_name>` per bundle, which writes the
-        # library's table in the checkout (commit it)
+        # no `run`: one `sh {dir}/<c_name>/tune.sh` per bundle (the tuning command with the flags it
+        # was packed with), which writes the library's table in the checkout (commit it)
         "budget_mib": 48,
     },
     "tuned": {
@@ -274,6 +274,18 @@ SUITES = {
         "run": [
             {"name": "model_tune", "cmd": ["python3", "bench/tune/model_tune_bench.py", "{gpu}/tune/matmul_tuned", "{gpu}/tune/matmul_tuned_bf16", "--model_config", "bench/tune/models/gemma-7b.config.json", "--out", "{out}"]},
         ],
+    },
+    "model_retune": {
+        "doc": "a user's retuning for a new model (Gemma-7B, both dtypes): the bundles packed with the model flags as `tools/tune //kernels:matmul_tuned //kernels:matmul_tuned_bf16 --model_config=... --batch=1:8192 --missing_only` does, each bundle's tune.sh run as printed (its wall time in the summary); the tables go to the results",
+        "workspace": "examples",
+        "flags": ["--@rules_triton//:tuning_stale_ok", "--@rules_triton//:specialization_algos=false"],
+        "tune_flags": ["--model_config=bench/tune/models/gemma-7b.config.json", "--batch=1:8192", "--missing_only"],
+        "copy": _TUNED[:2],
+        "run": [
+            {"name": "tune.sh:" + b, "cmd": ["sh", "{dir}/" + b + "/tune.sh", "--out={out}/" + b + ".gemma-7b.tuning.json"]}
+            for b in ["matmul_tuned", "matmul_tuned_bf16"]
+        ],
+        "budget_mib": 32,
     },
     # Run-only suites: they build on the GPU machine from this checkout or use Triton's JIT; `pack`
     # writes just their manifest.

@@ -69,7 +69,8 @@ def test_table_is_well_formed():
     assert set(GROUPS) & set(SUITES) == set()
     for name, members in GROUPS.items():
         assert members and all(m in SUITES for m in members), name
-    keys = {"doc", "workspace", "flags", "build", "copy", "needs", "run", "out", "budget_mib"}
+    keys = {"doc", "workspace", "flags", "build", "copy", "needs", "run", "out", "budget_mib",
+            "tune_flags"}
     for name, s in SUITES.items():
         assert set(s) <= keys, (name, set(s) - keys)
         assert s.get("doc"), f"{name}: no doc"
@@ -86,6 +87,10 @@ def test_table_is_well_formed():
             for t in gpu.as_list(e.get("target", [])) + ([e["tuning"]] if "tuning" in e else []):
                 assert t.startswith("//") and ":" in t, (name, t)
             assert e.get("workspace", ws) in (".", "examples"), (name, e)
+        if "tune_flags" in s:  # checked as `pack` checks them, the config read from the checkout
+            flags = gpu.suite_tune_flags(name, s, gpu.tune_flags.TuneFlags())
+            assert any("tuning" in e for e in s["copy"]) and flags.argv(), name
+            gpu.check_flags(flags, ("M", "N", "K"))
         for step in s.get("run", []):
             assert step["name"] and step["cmd"], name
             for arg in step["cmd"]:
@@ -153,3 +158,44 @@ def test_pack_then_run_dry(tmp_path):
     r = subprocess.run([sys.executable, str(TOOL), "--gpu-dir", str(out), "run", "corpus"],
                        text=True, capture_output=True)
     assert r.returncode == 2 and "tools/gpu pack corpus" in r.stderr
+
+
+def run_tool(tmp_path, *args):
+    fake = tmp_path / "fake_bazel.py"
+    fake.write_text(FAKE_BAZEL)
+    log = tmp_path / "bazel.log"
+    log.write_text("")
+    env = dict(os.environ, FAKE_BAZEL_LOG=str(log), FAKE_BAZEL_BUILT=json.dumps(BUILT),
+               FAKE_BAZEL_EXECROOT=str(RUNFILES))
+    r = subprocess.run([sys.executable, str(TOOL), "--gpu-dir", str(tmp_path / "gpu"),
+                        "--bazel", f"{sys.executable} {fake}", *args], env=env, text=True,
+                       capture_output=True, cwd=gpu.REPO)  # LABELs are of the workspace of cwd
+    return r, [json.loads(line) for line in log.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--layers=4096"], "--layers: '4096' is not NxK (e.g. 4096x4096,1024x4096"),
+    (["--model_config=nosuch.json"], "--model_config=nosuch.json: No such file or directory; "
+     "give the path of the model's Hugging Face config.json"),
+    (["--layers=64x64", "--batch=8:1"], "--batch='8:1': give LO:HI"),
+    (["--layers=64x64", "--gpus=0"], "--gpus='0': give a number of GPUs or 'all'"),
+    (["--batch_count=x"], "--batch_count='x': give an integer"),
+])
+def test_tune_refuses_bad_tuning_flags_before_building(tmp_path, flags, message):
+    """tools/tune LABEL FLAGS (`tools/gpu tune`): one error line naming the flag, no Bazel call."""
+    r, calls = run_tool(tmp_path, "tune", "//kernels:matmul_tuned", "--jobs=2", *flags)
+    assert r.returncode == 1 and calls == [], (r.stderr, calls)
+    assert r.stderr.startswith(f"tools/gpu: error: {message}") and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_tune_splits_the_tuning_flags_from_bazels(tmp_path):
+    # a target with no tuning output group: built (with the Bazel flags only), then refused
+    r, calls = run_tool(tmp_path, "tune", "//tests/gpu_ptx:ptx_fallback", "--layers=64x64",
+                        "--jobs=2", "--batch", "1:64")
+    assert r.returncode == 1 and "has no tuning output group" in r.stderr, r.stderr
+    build = next(c for c in calls if c[0] == "build")
+    assert "--jobs=2" in build and "//tests/gpu_ptx:ptx_fallback" in build
+    assert not any(a.startswith(("--layers", "--batch")) or a == "1:64" for c in calls for a in c)
+    # tuning flags only go with the tuning bundles
+    r, _ = run_tool(tmp_path, "run", "tune", "--missing_only")
+    assert r.returncode == 1 and "--missing_only: tuning flags go with" in r.stderr, r.stderr

@@ -66,10 +66,10 @@ expect_passed "$TEST_TMPDIR/monorepo.log" //kernels:autotuned_scale_algos_test /
 echo "== e2e/monorepo: bazel run @rules_triton//tools:tune (//tuning:scale_tuned)"
 bundle="$TEST_TMPDIR/tune_bundle"
 nested monorepo run @rules_triton//tools:tune --@rules_triton//tools:tune_library=//tuning:scale_tuned \
-  "${flags[@]}" -- "$bundle" 2>&1 | tee "$TEST_TMPDIR/tune.log"
+  "${flags[@]}" -- "$bundle" --missing_only --reps=3 2>&1 | tee "$TEST_TMPDIR/tune.log"
 [[ ${PIPESTATUS[0]} == 0 ]] || fail "bazel run @rules_triton//tools:tune failed"
 b="$bundle/scale_tuned"
-for f in pack.json library.json inputs.py libscale_tuned_tune.so triton_aot/tuning/tune.py \
+for f in pack.json library.json inputs.py tune.sh libscale_tuned_tune.so triton_aot/tuning/tune.py \
     triton_aot/contract/library.py; do
   [[ -f "$b/$f" || -f "$bundle/$f" ]] || fail "the bundle has no $f: $(cd "$bundle" && find . -type f | sort | head -20)"
 done
@@ -89,6 +89,9 @@ PY
 (cd "$TEST_TMPDIR" && PYTHONPATH="$bundle" "$RULES_TRITON_PYTHON" -B -m triton_aot.tuning.tune --help >/dev/null) \
   || fail "PYTHONPATH=DIR python3 -m triton_aot.tuning.tune does not start"
 grep -q "python3 -m triton_aot.tuning.tune DIR/scale_tuned" "$TEST_TMPDIR/tune.log" || fail "no GPU-side command printed"
+grep -q "sh DIR/scale_tuned/tune.sh" "$TEST_TMPDIR/tune.log" || fail "no tune.sh printed"
+grep -q -- '-m triton_aot.tuning.tune "$b" --reps=3 --missing_only "$@"' "$b/tune.sh" \
+  || fail "the bundle's tune.sh lacks the flags: $(cat "$b/tune.sh")"
 nested monorepo shutdown
 
 echo "== e2e/hub: bazel test //..."

@@ -8,10 +8,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import textwrap
 
 import harness
 from harness import arg, constexpr, variant
+
+sys.path.insert(0, str(harness.REPO_ROOT / "tools"))
+import tune_bundle  # noqa: E402  (tools/tune_bundle.py: packs as tools/tune does)
 from triton_aot.contract import record_reader
 from triton_aot.contract import tuning_table as tuning
 from triton_aot.tuning import seed
@@ -83,38 +85,57 @@ def make_args(torch, dtype, M, N, K):
 '''
 
 
-def run_tune(tmp_path, fake_dir, inputs=INPUTS, device=None, flags=()):
-    """Packs the harness library as tools/tune does, runs the tuning command on it and returns
-    (the process, the table it wrote). `device`: a device of the existing table besides an
-    A100's."""
+def tuning_outputs(tmp_path, inputs=INPUTS, device=None) -> list:
+    """The harness library's `tuning` output group as the rule builds it: its description, the
+    variant records, the shared object, the inputs file and the current table (an A100's device,
+    and `device`). The table's place is tmp_path/mm.tuning.json."""
     metas = tune_variants()
-    description = tmp_path / "lib" / "mm.library.json"
-    lib = harness.build(tmp_path / "lib", "mm", metas,
-                        link_flags=("--tuning_key=M,N,K", f"--out_library={description}"))
-    pack = tmp_path / "pack"
-    (pack / "records").mkdir(parents=True)
-    (pack / "library.json").write_bytes(description.read_bytes())
+    d = tmp_path / "lib"
+    description = d / "mm.library.json"
+    lib = harness.build(d, "mm", metas, link_flags=(
+        "--tuning_key=M,N,K", f"--tuning_place={tmp_path / 'mm.tuning.json'}",
+        f"--out_library={description}"))
+    files = [description, lib.so]
     for m in metas:
-        (pack / "records" / f"{m['symbol']}.json").write_text(json.dumps(m))
-    (pack / "libmm.so").write_bytes(lib.so.read_bytes())
-    (pack / "inputs.py").write_text(inputs)
+        (d / "records").mkdir(exist_ok=True)
+        files.append(d / "records" / f"{m['symbol']}.json")
+        files[-1].write_text(json.dumps(m))
+    files.append(d / "mm_tuning.py")
+    files[-1].write_text(inputs)
     recs = {r.algo_index: r for r in map(record_reader.read, metas)}
     old = seed.empty_table("mm", ("M", "N", "K"), recs).with_device(
         tuning.Device("An A100", 80, "manual", (tuning.Point((1, 1, 1), (), 0),)))
     if device is not None:
         old = old.with_device(device)
-    (pack / "table.json").write_text(old.to_json())
-    out = tmp_path / "mm.tuning.json"
-    (pack / "pack.json").write_text(json.dumps({
-        "library": "library.json", "so": "libmm.so", "inputs": "inputs.py", "table": str(out)}))
+    files.append(d / "mm.tuning.json")
+    files[-1].write_text(old.to_json())
+    return files
+
+
+def fake_gpu_env(tmp_path, fake_dir) -> dict:
+    """The stub torch and the fake driver in place of the GPU machine's; `python3` is this
+    test's interpreter."""
     (tmp_path / "stub" / "torch").mkdir(parents=True)
     (tmp_path / "stub" / "torch" / "__init__.py").write_text(STUB_TORCH)
-    env = {"PYTHONPATH": f"{tmp_path / 'stub'}:{harness.REPO_ROOT}",
-           "FAKE_LIBCUDA": str(fake_dir / "libcuda.so.1"), "PATH": "/usr/bin:/bin"}
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "python3").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (tmp_path / "bin" / "python3").chmod(0o755)
+    return {"PYTHONPATH": f"{tmp_path / 'stub'}:{harness.REPO_ROOT}",
+            "FAKE_LIBCUDA": str(fake_dir / "libcuda.so.1"),
+            "PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin"}
+
+
+def run_tune(tmp_path, fake_dir, inputs=INPUTS, device=None, flags=()):
+    """Packs the harness library as tools/tune does, runs the tuning command on it and returns
+    (the process, the table it wrote). `device`: a device of the existing table besides an
+    A100's."""
+    pack = tune_bundle.pack_tuning("//pkg:mm", tuning_outputs(tmp_path, inputs, device),
+                                   tmp_path / "packs", None)
     p = subprocess.run([sys.executable, "-m", "triton_aot.tuning.tune", str(pack), "--reps", "3", *flags],
-                       capture_output=True, text=True, env=env, timeout=120)
+                       capture_output=True, text=True, env=fake_gpu_env(tmp_path, fake_dir),
+                       timeout=120)
     assert p.returncode == 0, p.stderr
-    return p, tuning.read_table(out)
+    return p, tuning.read_table(tmp_path / "mm.tuning.json")
 
 
 def test_tune_command_writes_the_table(tmp_path, fake_dir):

@@ -37,7 +37,7 @@ assert NO_TRITON_GFX not in targets.HIP_ARCHS
 LAYERS = ("rule attribute", "compile flag", "link flag", "signature", "grid", "kernel",
           "link input", "launch call", "launcher", "tune flag")
 TOOLS = ("compile", "link", "rule", "runtime", "capture", "autotune", "torch", "bazel test",
-         "c_entry", "tune")
+         "c_entry", "tune", "tune bundle")
 
 
 @dataclass(frozen=True)
@@ -1556,10 +1556,43 @@ TUNE_CASES = [
          "`--gpus=0`",
          ("--gpus='0'",), ("give a number of GPUs or 'all'",),
          extra=("--layers=64x64", "--gpus=0")),
+    Case("tune_shapes_not_keys", "tune flag", "tune",
+         "`--shapes=4096,x`: shapes that are not key values joined by x",
+         ("--shapes='4096,x'",), ("e.g. 4096x4096x4096,1x4096x4096",),
+         extra=("--shapes=4096,x",)),
+    Case("tune_config_not_json", "tune flag", "tune",
+         "`--model_config` of a file that is not JSON",
+         ("tune_inputs.py: not JSON",), ("give the model's Hugging Face config.json",),
+         extra=("--model_config={K}/tune_inputs.py",)),
+]
+
+# The same flags on the build machine: `tools/tune LABEL FLAGS` and `bazel run
+# @rules_triton//tools:tune ... -- DIR FLAGS` (tools/tune_bundle.py, run here as the `bazel run`
+# does) check them before anything is built or packed.
+TUNE_BUNDLE_CASES = [
+    Case("tune_bundle_config_missing", "tune flag", "tune bundle",
+         "`--model_config` of a file that is not there",
+         ("--model_config={TMP}/config.json: No such file or directory",),
+         ("give the path of the model's Hugging Face config.json",),
+         extra=("--model_config={TMP}/config.json",)),
+    Case("tune_bundle_config_not_a_decoder", "tune flag", "tune bundle",
+         "`--model_config` of a model without hidden_size / num_attention_heads",
+         ("encoder.config.json: needs hidden_size and num_attention_heads",),
+         ("or give the layers as --layers=NxK",),
+         extra=("--model_config={K}/encoder.config.json",)),
+    Case("tune_bundle_layers_not_nk", "tune flag", "tune bundle",
+         "`--layers=4096,1024x`: layers that are not N x K",
+         ("--layers: '4096' is not NxK",), ("e.g. 4096x4096,1024x4096",),
+         extra=("--layers=4096,1024x",)),
+    Case("tune_bundle_batch_count_not_integer", "tune flag", "tune bundle",
+         "`--batch_count=many`",
+         ("--batch_count='many'",), ("give an integer",),
+         extra=("--layers=64x64", "--batch_count=many")),
 ]
 
 CASES = (COMPILE_CASES + LINK_CASES + RULE_CASES + RUNTIME_CASES + CAPTURE_CASES
-         + AUTOTUNE_CASES + TORCH_CASES + BAZEL_TEST_CASES + C_ENTRY_CASES + TUNE_CASES)
+         + AUTOTUNE_CASES + TORCH_CASES + BAZEL_TEST_CASES + C_ENTRY_CASES + TUNE_CASES
+         + TUNE_BUNDLE_CASES)
 
 
 def by_id() -> dict:

@@ -1,4 +1,5 @@
-"""Runs many `python -m TOOL ARGV` invocations, each in a process forked from this one.
+"""Runs many `python -m TOOL ARGV` (or `python SCRIPT.py ARGV`) invocations, each in a process
+forked from this one.
 
 The catalogue runs about 170 failing tool invocations. As fresh interpreters they spend most
 of their CPU importing triton, torch and the tools; forked from a parent that imported those
@@ -37,7 +38,7 @@ PRELOAD = ("torch", "triton", "triton.compiler", "triton.backends.nvidia.compile
 @dataclass(frozen=True)
 class Job:
     key: str
-    module: str
+    module: str  # a module name, or the path of a script (*.py)
     argv: list
     env: dict
     cwd: Path
@@ -57,6 +58,11 @@ def _interpreter_path() -> list[str]:
     out = subprocess.run([sys.executable, "-c", "import sys, json; print(json.dumps(sys.path[1:]))"],
                          capture_output=True, text=True, check=True, env=env)
     return json.loads(out.stdout)
+
+
+def interpreter_args(module: str) -> list[str]:
+    """The interpreter's arguments that run `module` (a module name or a script's path)."""
+    return [module] if module.endswith(".py") else ["-m", module]
 
 
 def preload() -> list[str]:
@@ -84,10 +90,15 @@ def _child(job: Job, base_path: list[str], out: Path, err: Path) -> None:
         tempfile.tempdir = None  # read TMPDIR again
         sys.dont_write_bytecode = job.env.get("PYTHONDONTWRITEBYTECODE") == "1"
         extra = [p for p in job.env.get("PYTHONPATH", "").split(os.pathsep) if p]
-        sys.path[:] = [str(job.cwd)] + extra + base_path
+        script = job.module.endswith(".py")
+        first = os.path.dirname(os.path.abspath(job.module)) if script else str(job.cwd)
+        sys.path[:] = [first] + extra + base_path
         sys.argv = [job.module] + list(job.argv)
         try:
-            runpy.run_module(job.module, run_name="__main__", alter_sys=True)
+            if script:
+                runpy.run_path(job.module, run_name="__main__")
+            else:
+                runpy.run_module(job.module, run_name="__main__", alter_sys=True)
             code = 0
         except SystemExit as e:
             if e.code is None or isinstance(e.code, int):

@@ -41,7 +41,9 @@ TOOL_MODULES = {"compile": "triton_aot.compile.compile", "link": "triton_aot.emi
                 "capture": "triton_aot.capture.tool",
                 "autotune": "triton_aot.compile.autotune_configs",
                 "torch": "triton_aot.torch.torch_ops", "c_entry": "triton_aot.c_entry.entry",
-                "tune": "triton_aot.tuning.tune"}
+                "tune": "triton_aot.tuning.tune",
+                # `bazel run @rules_triton//tools:tune`'s entry (tools/tune_bundle.py), as a path
+                "tune bundle": str(REPO / "tools" / "tune_bundle.py")}
 TOOL_CASES = [c for c in catalogue.CASES if c.tool in TOOL_MODULES or c.at_build]
 
 
@@ -186,6 +188,13 @@ def tune_argv(case, dirs: dict, verbose: bool = False) -> list:
     return [str(pack)] + [_subst(a, dirs) for a in case.extra] + (["--verbose"] if verbose else [])
 
 
+def tune_bundle_argv(case, dirs: dict, verbose: bool = False) -> list:
+    """What the `bazel run` launcher passes (its runfiles, its manifest, the folder to write),
+    then the case's flags; refused before the manifest is read."""
+    return (["--runfiles", str(dirs["TMP"]), "--manifest", str(dirs["TMP"] / "tune.files"),
+             str(dirs["OUT"] / "bundle")] + [_subst(a, dirs) for a in case.extra])
+
+
 def case_job(case, root: Path, verbose: bool = False) -> tuple[forked_tool.Job, dict]:
     """The tool invocation of one case (module, flags, environment, working folder) and its
     folders; the inputs it names are written under `root`."""
@@ -194,10 +203,11 @@ def case_job(case, root: Path, verbose: bool = False) -> tuple[forked_tool.Job, 
         dirs[key].mkdir(parents=True)
     home = root / "home"
     home.mkdir()
-    tool = case.tool if case.tool in ("link", "capture", "autotune", "torch", "c_entry", "tune") else "compile"
+    tool = case.tool if case.tool in ("link", "capture", "autotune", "torch", "c_entry", "tune",
+                                      "tune bundle") else "compile"
     argv = {"compile": compile_argv, "link": link_argv, "capture": capture_argv,
-            "autotune": autotune_argv, "torch": torch_argv, "c_entry": c_entry_argv, "tune": tune_argv}[tool](
-        case, dirs, verbose)
+            "autotune": autotune_argv, "torch": torch_argv, "c_entry": c_entry_argv, "tune": tune_argv,
+            "tune bundle": tune_bundle_argv}[tool](case, dirs, verbose)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TRITON_", "PYTHON"))}
     env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", HOME=str(home),
                TMPDIR=str(dirs["TMP"]))
@@ -213,8 +223,9 @@ def case_result(job: forked_tool.Job, dirs: dict, rc: int, stdout: str, stderr: 
 def run_case(case, root: Path, verbose: bool = False) -> dict:
     """One case as a fresh interpreter runs it."""
     job, dirs = case_job(case, root, verbose)
-    proc = subprocess.run([sys.executable, "-m", job.module, *job.argv], capture_output=True,
-                          text=True, env=job.env, cwd=job.cwd, timeout=job.timeout)
+    proc = subprocess.run([sys.executable, *forked_tool.interpreter_args(job.module), *job.argv],
+                          capture_output=True, text=True, env=job.env, cwd=job.cwd,
+                          timeout=job.timeout)
     return case_result(job, dirs, proc.returncode, proc.stdout, proc.stderr)
 
 

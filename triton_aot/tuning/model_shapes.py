@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from triton_aot.core.errors import UserError
-from triton_aot.tuning.call_hints import Call
+
+if TYPE_CHECKING:  # call_hints imports absl, which the build machine's python3 may lack
+    from triton_aot.tuning.call_hints import Call
 
 LM_HEAD_MAX_M = 256
 
@@ -121,6 +123,8 @@ def model_calls(layers: Sequence[Layer], ms: Sequence[int], layout: str | None =
                 ) -> list[Call]:
     """The tuning calls of these layers at these batch sizes (the LM head at M <=
     LM_HEAD_MAX_M only), in layer then M order; `layout` becomes make_args' keyword."""
+    from triton_aot.tuning.call_hints import Call
+
     extra = (("layout", layout),) if layout else ()
     calls = []
     for layer in layers:

@@ -37,6 +37,7 @@ table's notes). Exit code 0 when the table was written.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import inspect
 import json
 import statistics
@@ -53,7 +54,7 @@ from triton_aot.contract import hint_patterns, library, record_reader
 from triton_aot.contract import tuning_table as tuning
 from triton_aot.core import cli
 from triton_aot.core.errors import UserError
-from triton_aot.tuning import call_hints, model_shapes, shards
+from triton_aot.tuning import call_hints, model_shapes, shards, tune_flags
 
 CUDA_ERROR_NOT_SUPPORTED = 801
 CUDA_ERROR_OUT_OF_RESOURCES = 701
@@ -350,7 +351,7 @@ def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
     stream = torch.cuda.current_stream().cuda_stream
     calls = call_hints.tuning_calls(inputs) if model is None else model
     if shapes_filter:
-        keep = {tuple(int(v) for v in s.split("x")) for s in shapes_filter.split(",")}
+        keep = tune_flags.shape_keys(shapes_filter)
         calls = [c for c in calls if c.key in keep]
     if shard is not None:
         calls = shards.plan(calls, shard[1])[shard[0]]
@@ -419,28 +420,14 @@ def tune_on_gpus(pack: Path, out: Path, worker_flags: list[str], devices: list[s
     return merged
 
 
-def _model_calls(fv: flags.FlagValues, inputs) -> list[call_hints.Call] | None:
+def _model_calls(values: tune_flags.TuneFlags, inputs) -> list[call_hints.Call] | None:
     """The calls of --layers or --model_config at --batch sizes; None: the inputs' SHAPES."""
-    if not fv.layers and not fv.model_config:
+    model = tune_flags.check(values, tuple(inputs.KEY))
+    if model is None:
         return None
-    if fv.layers and fv.model_config:
-        raise UserError("give --layers or --model_config, not both")
-    if tuple(inputs.KEY) != ("M", "N", "K"):
-        raise UserError(f"--layers/--model_config tune a matmul's linear layers: the tuning "
-                        f"key must be M, N, K (y[M, N] = x[M, K] @ W.t()), not "
-                        f"{', '.join(inputs.KEY)}")
-    if fv.layers:
-        layers = model_shapes.parse_layers(fv.layers)
-    else:
-        path = Path(fv.model_config)
-        try:
-            cfg = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as e:
-            raise UserError(f"--model_config={path}: cannot read it as JSON ({e})") from None
-        layers = model_shapes.layers_of_config(cfg, str(path))
     params = inspect.signature(inputs.make_args).parameters
     layout = "nt" if "layout" in params else None
-    ms = model_shapes.batch_sizes(fv.batch, fv.batch_count)
+    layers, ms = model.layers, model.batch_sizes
     log(f"{len(layers)} layers ({', '.join(f'{l.name} {l.n}x{l.k}' for l in layers)}) x "
         f"{len(ms)} batch sizes ({', '.join(map(str, ms))})"
         + (", B = W.t() (torch.nn.Linear)" if layout else ""))
@@ -448,42 +435,18 @@ def _model_calls(fv: flags.FlagValues, inputs) -> list[call_hints.Call] | None:
 
 
 def _gpu_count(spec: str) -> int:
-    if spec == "all":
+    count = tune_flags.gpu_count(spec)
+    if count is None:
         import torch
         return max(1, torch.cuda.device_count())
-    if not spec.isdigit() or int(spec) < 1:
-        raise UserError(f"--gpus={spec!r}: give a number of GPUs or 'all'")
-    return int(spec)
+    return count
 
 
 def _define_flags(fv: flags.FlagValues) -> None:
     flags.DEFINE_string("out", None, "The table to write (default: the library's table in the "
                         "repository, as pack.json names it; its other devices are kept).",
                         flag_values=fv)
-    flags.DEFINE_integer("reps", 10, "Timed batches per algo and shape.", lower_bound=1,
-                         flag_values=fv)
-    flags.DEFINE_float("budget_s", None, "Stop measuring new shapes after this many seconds.",
-                       flag_values=fv)
-    flags.DEFINE_string("shapes", None, "Only these shapes, e.g. 4096x4096x4096,1x4096x4096; "
-                        "the table keeps this GPU's other points.", flag_values=fv)
-    flags.DEFINE_boolean("missing_only", False, "Only the calls whose (shape, variant) the "
-                         "table has no point for on this GPU (new SHAPES entries, or a run "
-                         "cut short by --budget_s); the table keeps its other points.",
-                         flag_values=fv)
-    flags.DEFINE_string("layers", None, "Tune a model's linear layers instead of SHAPES: their "
-                        "weights' NxK (torch.nn.Linear: y = x @ W.t()), e.g. "
-                        "4096x4096,1024x4096,14336x4096,4096x14336.", flag_values=fv)
-    flags.DEFINE_string("model_config", None, "Tune the linear layers of the model of this "
-                        "Hugging Face config.json (q, k/v, qkv, o, gate/up, gate_up, down, MoE "
-                        "experts, lm_head) instead of SHAPES.", flag_values=fv)
-    flags.DEFINE_string("batch", "1:8192", "The batch sizes (M) of --layers/--model_config: "
-                        "LO:HI (--batch_count sizes log-spaced) or a list 1,16,300.",
-                        flag_values=fv)
-    flags.DEFINE_integer("batch_count", 20, "How many batch sizes LO:HI gives.", lower_bound=1,
-                         flag_values=fv)
-    flags.DEFINE_string("gpus", "all", "How many of the host's GPUs to tune on (one process "
-                        "each, the calls split between them, the results merged): a number or "
-                        "'all' (every visible GPU).", flag_values=fv)
+    tune_flags.define(fv)  # the flags the build machine takes too (tools/tune LABEL FLAGS)
     flags.DEFINE_string("shard", None, "Internal: time shard I of N only (I/N) and write only "
                         "its points.", flag_values=fv)
     flags.DEFINE_string("base", None, "Internal: the table being retuned (a shard's).",
@@ -505,15 +468,13 @@ def _run(fv: flags.FlagValues, rest: list[str]) -> None:
         if not (i.isdigit() and n.isdigit() and int(i) < int(n)):
             raise UserError(f"--shard={fv.shard!r}: give I/N with 0 <= I < N")
         shard = (int(i), int(n))
-    if fv.gpus != "all":
-        _gpu_count(fv.gpus)  # refused before anything is read or timed
-    model = _model_calls(fv, call_hints.load_inputs(pack / meta["inputs"]))
+    values = tune_flags.from_absl(fv)
+    tune_flags.gpu_count(values.gpus)  # refused before anything is read or timed
+    model = _model_calls(values, call_hints.load_inputs(pack / meta["inputs"]))
     gpus = 1 if shard else _gpu_count(fv.gpus)
     if gpus > 1:
-        passed = [f"--reps={fv.reps}"] + [
-            f"--{f}={getattr(fv, f)}" for f in ("budget_s", "shapes", "layers", "model_config",
-                                              "batch", "batch_count")
-            if getattr(fv, f) is not None] + (["--missing_only"] if fv.missing_only else [])
+        # each worker its shard of the same calls: every flag but --gpus
+        passed = dataclasses.replace(values, gpus="all").argv()
         table = tune_on_gpus(pack, out, passed, shards.visible_devices(gpus))
     else:
         table = tune(pack, out, fv.reps, fv.budget_s, fv.shapes, fv.missing_only, model, shard,
