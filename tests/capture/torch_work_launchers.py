@@ -1,6 +1,7 @@
 """Launchers of ours that do torch work besides their launches, one per pattern kernel packages
-use: the capture either builds an op that computes what the launcher returns, or refuses in one
-line naming the launcher's file:line and the torch call (the catalogue's capture_torch_* cases).
+use: the capture builds an op that computes what the launcher returns (a composite of the
+launcher's aten calls and one primitive op per launch), or refuses in one line naming the
+launcher's file:line and the torch call (the catalogue's capture_torch_* cases).
 """
 
 import torch
@@ -53,16 +54,36 @@ def in_place(x, out):
 
 
 def scalar_constant(x):
+    """A scalar tensor made with torch.tensor: a kernel input, then in torch math."""
     one = torch.tensor(1.0, device=x.device)
     y = torch.empty_like(x)
     add_one_kernel[(triton.cdiv(x.numel(), 256),)](x, one, y, x.numel(), BLOCK=256)
-    return y
+    return y * (one + torch.tensor([0.5], device=x.device))
 
 
 def through_torch_only(x, bias):
+    """bias reaches no kernel, only torch; the zeros no kernel touches are returned too."""
     y = torch.empty_like(x)
     _launch(x, y)
-    return y + bias  # bias reaches no kernel
+    return y + bias, torch.zeros(x.shape[0], 2, dtype=torch.int32, device=x.device)
+
+
+def random_noise(x):
+    y = torch.empty_like(x)
+    _launch(x + torch.randn_like(x), y)
+    return y
+
+
+def host_copy(x):
+    y = torch.empty_like(x)
+    _launch(x, y)
+    return y.cpu()
+
+
+def data_dependent(x):
+    y = torch.empty_like(x)
+    _launch(x, y)
+    return y[y > 0]
 
 
 def static_by_arithmetic(x):

@@ -32,8 +32,10 @@ def _internal_dirs() -> tuple[str, ...]:
 
 def is_cuda_device(device: Any) -> bool:
     import torch
+    if not isinstance(device, (str, torch.device)):  # an int is a device index, but a size
+        return False  # (`t / n`) would be made one, fixing it to its value
     try:
-        return device is not None and torch.device(device).type == "cuda"
+        return torch.device(device).type == "cuda"
     except (RuntimeError, TypeError):
         return False
 
@@ -50,8 +52,11 @@ def on_meta(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
 
 
 @contextlib.contextmanager
-def looking_like_cuda() -> Iterator[None]:
-    """FakeTensors on meta answer cuda:0 to the launcher's code while the block runs."""
+def looking_like_cuda(on_constant: Any = None) -> Iterator[None]:
+    """FakeTensors on meta answer cuda:0 to the launcher's code while the block runs.
+
+    `torch.tensor(values, device=<cuda>)` makes a fake tensor of the values' shape and dtype
+    and tells `on_constant(fake, real)` the values (`real`, a CPU tensor)."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensor
 
@@ -87,6 +92,14 @@ def looking_like_cuda() -> Iterator[None]:
         raise AddressRead("data_ptr")
 
     def tensor(*args: Any, **kwargs: Any) -> Any:
+        if on_constant is not None and args and not isinstance(args[0], torch.Tensor) \
+                and is_cuda_device(kwargs.get("device")):
+            from torch.utils._python_dispatch import _disable_current_modes
+            with _disable_current_modes():  # neither fake nor recorded: the values themselves
+                real = saved_tensor(args[0], dtype=kwargs.get("dtype"))
+            made = torch.empty(real.shape, dtype=real.dtype, device="meta")
+            on_constant(made, real)
+            return made
         return saved_tensor(*on_meta(args, kwargs)[0], **on_meta(args, kwargs)[1])
 
     def as_tensor(*args: Any, **kwargs: Any) -> Any:

@@ -93,20 +93,28 @@ def fill_value(name: str, args: tuple) -> float | None:
     return float(value)
 
 
-def recorder(steps: list[Step], site: Callable[[], str], fills: dict[int, float]):
-    """A TorchDispatchMode that appends a Step for every allocation, view and torch op, and
-    notes the value of each filled allocation in `fills` (by its storage)."""
+def recorder(steps: list[Step], site: Callable[[], str], fills: dict[int, float],
+             graph: Any = None):
+    """A TorchDispatchMode that appends a Step for every allocation, view and torch op, notes
+    the value of each filled allocation in `fills` (by its storage), and records every call
+    with its arguments in `graph` (triton_aot.capture.torch_graph.Graph)."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class _Record(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             name = str(func)
             kind = kind_of(name, func)
+            where = site()
             if kind != "metadata":
-                steps.append(Step(kind, name, site()))
+                steps.append(Step(kind, name, where))
             # an allocation on the launcher's "cuda" (fake_cuda): on meta, like the inputs
             args, kwargs = fake_cuda.on_meta(args, kwargs or {})
             result = func(*args, **kwargs)
+            if graph is not None:
+                if kind != "metadata":
+                    graph.call(name, func, args, kwargs, result, where)
+                elif args and graph.refs.get(id(args[0])) is not None:
+                    graph.alias(result, args[0])  # x.detach(): x again
             if name in FILLS:
                 value = fill_value(name, args)
                 if value is None:
