@@ -111,6 +111,12 @@ class Graph:
             self.problems.append((site, f"{what} draws random numbers, which the op could not "
                                         "draw again as the launcher did; pass the random tensor "
                                         "to the launcher as an argument"))
+        from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+        if free_unbacked_symbols(result):
+            self.problems.append((site, f"{what}, whose result's shape depends on tensor values "
+                                        "(nonzero, unique, a boolean mask): the op reads tensor "
+                                        "values on the host to know it; keep shapes computed "
+                                        "from sizes (e.g. torch.where instead of a mask)"))
         self._noted(site, what, lambda: TorchCall(
             "aten", name, tuple(self.encode(a) for a in args),
             {k: self.encode(v) for k, v in kwargs.items()}, site))
