@@ -130,6 +130,6 @@ OP = {
                 ],
             },
         ],
-        "torch_work": "torch_work_launchers.py:48: torch.sum (aten.sum.default)",
+        "torch_work": "torch_work_launchers.py:47: torch.sum (aten.sum.default)",
     },
 }

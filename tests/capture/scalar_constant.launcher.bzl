@@ -149,6 +149,6 @@ OP = {
                 ],
             },
         ],
-        "torch_work": "torch_work_launchers.py:58: torch.lift_fresh_copy (aten.lift_fresh_copy.default)",
+        "torch_work": "torch_work_launchers.py:56: torch.lift_fresh_copy (aten.lift_fresh_copy.default)",
     },
 }

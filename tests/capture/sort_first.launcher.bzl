@@ -119,6 +119,6 @@ OP = {
                 ],
             },
         ],
-        "torch_work": "torch_work_launchers.py:32: torch.sort (aten.sort.default)",
+        "torch_work": "torch_work_launchers.py:31: torch.sort (aten.sort.default)",
     },
 }

@@ -150,6 +150,6 @@ OP = {
                 ],
             },
         ],
-        "torch_work": "torch_work_launchers.py:68: torch.add (aten.add.Tensor)",
+        "torch_work": "torch_work_launchers.py:65: torch.add (aten.add.Tensor)",
     },
 }

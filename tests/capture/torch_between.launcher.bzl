@@ -171,6 +171,6 @@ OP = {
                 ],
             },
         ],
-        "torch_work": "torch_work_launchers.py:99: torch.mul (aten.mul.Tensor)",
+        "torch_work": "torch_work_launchers.py:78: torch.mul (aten.mul.Tensor)",
     },
 }
