@@ -362,6 +362,9 @@ def build_text(decl: Declaration, targets: list[str], op: dict[str, Any] | None 
                 value = ":" + value
             if key == "steps":
                 value = [dict(step, lib=":" + step["lib"]) for step in value]
+            if key == "composite":
+                value = dict(value, launches=[dict(launch, lib=":" + launch["lib"])
+                                              for launch in value["launches"]])
             out.append(f"    {key} = {_starlark(value, '    ')},")
         out.append(")")
         out.append("")

@@ -84,10 +84,9 @@ class Allocation:
 class Step:
     """One thing the launcher did, in order. `kind`: "launch" (`op` the kernel's name: the
     call's launches are its "launch" steps, in order), "allocation" (uninitialised memory,
-    `op` the aten op, e.g. "aten.empty_like.default") or "view" (an alias: "aten.transpose.int").
-    A capture holds no other kind: torch work that computes values ("torch" in
-    triton_aot.capture.torch_work) is refused, so a renderer may take a call's steps as
-    allocations, views and launches only. `site` is the launcher's file:line."""
+    `op` the aten op, e.g. "aten.empty_like.default"), "view" (an alias: "aten.transpose.int")
+    or "torch" (torch work that computes values, triton_aot.capture.torch_work: then the call
+    has a `graph`, which its composite op replays). `site` is the launcher's file:line."""
     kind: str
     op: str
     site: str

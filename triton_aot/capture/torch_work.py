@@ -1,9 +1,9 @@
 """The torch work of a launcher: every aten op it runs besides its kernel launches, classified.
 
-The captured op runs the launcher's kernel launches and allocates what they write; it does not
-replay torch. So every torch op the launcher runs on the fake inputs is seen at dispatch level
-(a TorchDispatchMode inside the FakeTensorMode, so `.sort()`, `.sum()`, `torch.tensor(1.0)`,
-`.clone()` and copies inside torch's own composites are all seen) and classified:
+Every torch op the launcher runs on the fake inputs is seen at dispatch level (a
+TorchDispatchMode inside the FakeTensorMode, so `.sort()`, `.sum()`, `torch.tensor(1.0)`,
+`.clone()` and copies inside torch's own composites are all seen), classified, and recorded with
+its arguments in the launcher's graph (triton_aot.capture.torch_graph):
 
 - "allocation": uninitialised memory (`empty`, `empty_like`, `new_empty`, `empty_strided`), or
   memory filled with one constant (`zeros`, `ones`, `full` and their `_like`/`new_` forms: the
@@ -11,9 +11,9 @@ replay torch. So every torch op the launcher runs on the fake inputs is seen at 
 - "view": an alias of a tensor (`view`, `transpose`, `unbind`, slicing...), which the op binds
   through the tensor's sizes and strides;
 - metadata queries (`prim.device`, `sym_size`...), which compute nothing and are not recorded;
-- "torch": anything else. Values computed by torch (a sort, a reduction, a copy, a fill, a
-  constant tensor) are not reproduced by the op, so the capture refuses the first one, naming
-  the launcher's line and the torch call; a torch call is never dropped silently.
+- "torch": anything else (a sort, a reduction, a copy, a fill, a constant tensor). A launcher
+  with torch work gets a composite op that replays its graph (triton_aot.capture.composite);
+  one without keeps the op of its launches alone.
 """
 
 from __future__ import annotations
@@ -33,12 +33,6 @@ METADATA = frozenset({
     "aten.sym_storage_offset.default", "aten.is_contiguous.default",
     "aten.is_contiguous.memory_format", "aten.is_non_overlapping_and_dense.default",
     "aten.detach.default", "aten.alias.default",
-})
-# Tensors made with values the launcher chose (constants), named for the refusal's fix.
-CONSTANTS = frozenset({
-    "aten.lift_fresh.default", "aten.lift_fresh_copy.default", "aten.scalar_tensor.default",
-    "aten.arange.default", "aten.arange.start", "aten.arange.start_step", "aten.zero_.default",
-    "aten.fill_.Scalar", "aten.fill_.Tensor",
 })
 # Allocations filled with one constant: aten op -> the index of the fill value in its arguments
 # (None: zeros or ones).
@@ -67,20 +61,6 @@ def torch_call(name: str) -> str:
     """"aten.sort.default" -> "torch.sort" (the call a launcher writes, near enough)."""
     base = name.split(".")[1] if name.count(".") >= 1 else name
     return "torch." + base
-
-
-def refusal(step: Step, what: str) -> str:
-    """The one-line refusal of torch work the op cannot reproduce."""
-    call = torch_call(step.op)
-    if step.op in CONSTANTS:
-        return (f"{what}: {step.site}: the launcher makes a tensor of values with torch ({call}, "
-                f"{step.op}); the captured op only allocates, views and launches, so it would not "
-                "hold those values; pass the tensor (or the scalar as a float) to the launcher as "
-                "an argument, or make the kernel compute it")
-    return (f"{what}: {step.site}: the launcher computes with torch ({call}, {step.op}) besides "
-            "its kernel launches; the captured op only allocates, views and launches, so it would "
-            "not compute what the launcher returns; do that torch work in the caller, or in a "
-            "kernel, and capture the launcher of the kernels alone")
 
 
 def fill_value(name: str, args: tuple) -> float | None:
