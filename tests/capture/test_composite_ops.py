@@ -125,6 +125,32 @@ def test_export_functionalizes_the_primitive_ops():
     assert not str(outs[0].shape[0]).isdigit() and outs[1].shape[1] == 2
 
 
+def test_compile_sees_aten_and_primitive_ops_once_for_all_sizes():
+    from torch._dynamo.backends.common import aot_autograd
+    graphs = []
+
+    def forward_compiler(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    def f(x, b):
+        y, zeros = NS.through_torch_only(x, b)
+        return NS.sort_first(y) + NS.reduce_after(x), zeros
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend=aot_autograd(fw_compiler=forward_compiler),
+                             fullgraph=True, dynamic=True)
+    for n in (77, 1000):
+        out, zeros = compiled(torch.empty(n, device="meta"), torch.empty(n, device="meta"))
+        assert out.shape == (n,) and zeros.shape == (n, 2) and zeros.dtype == torch.int32
+    assert len(graphs) == 1  # one graph for both sizes: n stayed dynamic
+    text = graphs[0].code
+    for primitive in ("through_torch_only__0", "sort_first__0", "reduce_after__0"):
+        assert f"composite_captured.{primitive}" in text, text
+    assert "aten.sort" in text and "aten.sum" in text and "aten.zeros" in text, text
+    assert not any(f"composite_captured.{name}.default(" in text for name in LAUNCHERS), text
+
+
 def run_in_interpreter():
     """Each op against its launcher, both on CPU with the kernels in Triton's interpreter: the
     primitive ops' CPU kernels launch the launchers' own kernels."""
