@@ -144,11 +144,11 @@ def test_untouched_allocation_is_returned_and_torch_only_input_kept():
 
 
 def test_torch_write_to_an_input_marks_it_mutated():
-    from triton_aot.capture import op
+    from triton_aot.capture import composite
     call = capture_torch_work("torch_writes_input")
     assert call.mutated == ("x",)
     decl = declaration.declare([call], "w", "//t:w")
-    spec = op.declare_op(decl, [call], "//t:w")
+    spec = composite.declare_op(decl, [call], "//t:w")
     assert spec["args"] == ["x"] and spec["mutates"] == ["x"]
     (launch,) = spec["composite"]["launches"]
     assert launch["args"] == ["X", "Y"] and launch["mutates"] == ["Y"]

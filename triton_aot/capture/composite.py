@@ -26,6 +26,11 @@ from triton_aot.capture.record import Argument, CallCapture, TensorInput, TorchC
 from triton_aot.core.errors import UserError
 
 
+def declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[str, Any]:
+    """The composite op's attributes (`triton_torch_op(args, checks, mutates, composite)`)."""
+    return declare(decl, calls, what, one_launch.renames(calls))
+
+
 def declare(decl: Declaration, calls: list[CallCapture], what: str,
             names: dict[str, str]) -> dict[str, Any]:
     """The composite op's attributes; `names` renames the launcher's arguments the op cannot
