@@ -188,3 +188,13 @@ def test_sizes_no_call_uses_is_an_error():
     with pytest.raises(UserError, match="attribute 'sizes': 'rows' is used by no example call"):
         tool._check_sizes_used({"n": 4, "rows": 8}, ["fp32(n)", "[n=8] fp32(n, 4)"], "//t:w")
     tool._check_sizes_used({"n": 4}, ["fp32(n)"], "//t:w")
+
+
+def test_grid_size_named_like_a_kernel_parameter_is_refused():
+    # scale_kernel's `n` is x.numel() = 8 * n here, and its grid cdiv(8 * n, 256) needs the
+    # size n itself: binding the size n where the kernel's n is would launch on an eighth
+    from triton_aot.core.errors import UserError
+    call = capture_torch_work("clone_first", "fp32(n, 8)")
+    with pytest.raises(UserError, match=r"needs the size n, which is also the name of its "
+                                        r"parameter n \(= 8 \* n\)"):
+        declaration.declare([call], "w", "//t:w")

@@ -1425,6 +1425,13 @@ CAPTURE_CASES = [
          (f"//pkg:scaled: {TORCH_WORK}:152", "whose result's shape depends on tensor values"),
          ("keep shapes computed from sizes",),
          flags=_torch_work("data_dependent")),
+    Case("capture_grid_size_is_a_parameter_name", "launcher", "capture",
+         "the grid needs the size `n` (`cdiv(8 * n, 256)`), the name of the kernel's own "
+         "parameter `n` (= 8 * n)",
+         (f"//pkg:scaled: {TORCH_WORK}:27", "needs the size n, which is also the name of its "
+          "parameter n (= 8 * n)"),
+         ("name the size otherwise in `sizes` and the calls",),
+         flags=_torch_work("clone_first", "fp32(n, 8)")),
     Case("capture_size_fixed", "launcher", "capture",
          "a dynamic size made static by `float(n) ** -0.5`",
          (f"//pkg:scaled: {TORCH_WORK}:71", "fixes the dynamic size n to its example value 4096"),
