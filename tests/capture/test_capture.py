@@ -198,3 +198,16 @@ def test_grid_size_named_like_a_kernel_parameter_is_refused():
     with pytest.raises(UserError, match=r"needs the size n, which is also the name of its "
                                         r"parameter n \(= 8 \* n\)"):
         declaration.declare([call], "w", "//t:w")
+
+
+def test_float_argument_reaches_the_kernel_and_torch():
+    from triton_aot.capture import composite
+    call = capture_torch_work("scaled_sum", "fp32(n), 0.25")
+    spec = composite.declare_op(declaration.declare([call], "w", "//t:w"), [call], "//t:w")
+    assert spec["args"] == ["x", "factor: float"]
+    graph = spec["composite"]["graph"]
+    assert graph[1] == {"launch": "scale_kernel", "args": [{"input": "x"}, {"node": 0}],
+                        "floats": ["factor"]}
+    assert graph[3]["args"] == [{"node": 2}, {"float": "factor"}]
+    (launch,) = spec["composite"]["launches"]
+    assert launch["args"] == ["X", "Y", "factor: float"] and launch["bind"]["factor"] == "factor"

@@ -150,3 +150,10 @@ def data_dependent(x):
     y = torch.empty_like(x)
     _launch(x, y)
     return y[y > 0]
+
+
+def scaled_sum(x, factor):
+    """A float argument reaches the kernel and torch."""
+    y = torch.empty_like(x)
+    _launch(x, y, factor)
+    return y.sum() * factor
