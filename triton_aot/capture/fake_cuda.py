@@ -32,8 +32,9 @@ def _internal_dirs() -> tuple[str, ...]:
 
 def is_cuda_device(device: Any) -> bool:
     import torch
-    if not isinstance(device, (str, torch.device)):  # an int is a device index, but a size
-        return False  # (`t / n`) would be made one, fixing it to its value
+    if isinstance(device, torch.SymInt) or isinstance(device, bool) or \
+            not isinstance(device, (str, torch.device, int)):
+        return False  # a dynamic size is no device index (asking would fix it to its value)
     try:
         return torch.device(device).type == "cuda"
     except (RuntimeError, TypeError):
@@ -44,7 +45,8 @@ def on_meta(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     """The arguments of a factory or `.to` with every CUDA device replaced by meta."""
     import torch
     meta = torch.device("meta")
-    args = tuple(meta if is_cuda_device(a) and not isinstance(a, torch.Tensor) else a
+    # positional: a device or its name (an int there is a value: `full(shape, 0)`)
+    args = tuple(meta if isinstance(a, (str, torch.device)) and is_cuda_device(a) else a
                  for a in args)
     if is_cuda_device(kwargs.get("device")):
         kwargs = dict(kwargs, device=meta)
