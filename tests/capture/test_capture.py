@@ -105,7 +105,7 @@ def line_of(text):
     ("static_by_arithmetic", "fp32(n)", "float(n) ** -0.5", "fixes the dynamic size n to its example value 512"),
     ("address_passed", "fp32(n)", "x.data_ptr()", "reads a tensor's address (.data_ptr())"),
     ("random_noise", "fp32(n)", "torch.randn_like(x)",
-     "torch.randn_like (aten.randn_like.default) draws random numbers"),
+     "torch.randn_like (aten.randn_like.default), which draws random numbers"),
     ("host_copy", "fp32(n)", "return y.cpu()", "a tensor on cpu, the host"),
     ("data_dependent", "fp32(n)", "return y[y > 0]", "depends on tensor values"),
 ])

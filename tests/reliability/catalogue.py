@@ -1411,8 +1411,8 @@ CAPTURE_CASES = [
          flags={"call": "fp32(n"}),
     Case("capture_torch_random", "launcher", "capture",
          "the launcher adds `torch.randn_like(x)` noise before its kernel",
-         (f"//pkg:scaled: {TORCH_WORK}:139", "torch.randn_like (aten.randn_like.default) draws "
-          "random numbers"),
+         (f"//pkg:scaled: {TORCH_WORK}:139",
+          "torch.randn_like (aten.randn_like.default), which draws random numbers"),
          ("pass the random tensor to the launcher as an argument",),
          flags=_torch_work("random_noise")),
     Case("capture_torch_host_copy", "launcher", "capture",

@@ -108,7 +108,7 @@ class Graph:
         import torch
         what = f"torch.{name.split('.')[1]} ({name})"
         if torch.Tag.nondeterministic_seeded in func.tags:
-            self.problems.append((site, f"{what} draws random numbers, which the op could not "
+            self.problems.append((site, f"{what}, which draws random numbers the op could not "
                                         "draw again as the launcher did; pass the random tensor "
                                         "to the launcher as an argument"))
         from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
