@@ -8,7 +8,12 @@ until the JIT side runs).
 Every op runs at its example sizes and at two sizes no example used (the dynamic ones), in
 eager mode, under torch.compile(fullgraph=True, dynamic=True), and as an AOTInductor package
 exported over its dynamic sizes. `accumulate` (into a torch.zeros output) must see its output
-filled with 0 in every mode. The in-place ops (Liger's RoPE, our `in_place`, which returns
+filled with 0 in every mode. The composite ops (launchers that compute with torch: a sort
+before the kernel, a reduction after it, constants, an input used only by torch, torch work
+between two launches) run their torch work through torch: in eager mode they must be
+bit-identical to the launcher; under torch.compile and AOTInductor, where Inductor compiles that
+torch work, to the launcher under torch.compile(fullgraph=True, dynamic=True), and they must
+compile none of the launcher's kernels (Inductor's own kernels for the torch work are counted). The in-place ops (Liger's RoPE, our `in_place`, which returns
 None) must write their inputs in every mode. Also: decode attention against torch's attention
 in fp32, and a size no example call covers refused by the size-table op.
 
@@ -56,9 +61,10 @@ def cubins() -> list[str]:
 class Case:
     """One op: inputs per size, the op's and the launcher's outputs, its dynamic dimensions."""
 
-    def __init__(self, name, sizes, make, op, jit, dims, unseen_from=1):
+    def __init__(self, name, sizes, make, op, jit, dims, unseen_from=1, composite=False):
         self.name, self.sizes, self.make, self.op, self.jit, self.dims = name, sizes, make, op, jit, dims
         self.unseen_from = unseen_from  # sizes[:unseen_from] are the examples'
+        self.composite = composite  # torch work in the launcher: Inductor compiles it'
 
 
 def cases():
@@ -119,7 +125,25 @@ def cases():
         # accumulates into torch.zeros: the op's output must be filled with 0 before the launch
         Case("accumulate", [4096, 1000, 17], lambda s: (rn(s),), lambda x: (tw.accumulate(x),),
              lambda x: (ours.accumulate_into_zeros(x),), ({0: n},)),
-    ]
+    ] + composite_cases(rn, n)
+
+
+def _tuple(value):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def composite_cases(rn, n):
+    """The launchers that compute with torch (tests/capture:composite_ops)."""
+    from tests.capture import torch_work_launchers as ours
+    co = torch.ops.composite_captured
+    out = []
+    for name, count in (("sort_first", 1), ("reduce_after", 1), ("scalar_constant", 1),
+                        ("through_torch_only", 2), ("torch_between", 1)):
+        op, launcher = getattr(co, name), getattr(ours, name)
+        out.append(Case(name, [4096, 77, 1000], lambda s, c=count: tuple(rn(s) for _ in range(c)),
+                        lambda *a, op=op: _tuple(op(*a)), lambda *a, f=launcher: _tuple(f(*a)),
+                        tuple({0: n} for _ in range(count)), composite=True))
+    return out
 
 
 class _Module(torch.nn.Module):
@@ -142,34 +166,28 @@ def runners(case, work: Path):
     return {"eager": case.op, "compile": compiled, "aoti": lambda *a: tuple(aoti(*a))}
 
 
-def main() -> int:
-    if not torch.cuda.is_available():
-        print("no GPU: skipped")
-        return 77
-    import liger_ops  # noqa: F401  (registers torch.ops.liger_captured)
-    import serving_ops  # noqa: F401  (registers torch.ops.serving_captured)
-    import torch_work_ops  # noqa: F401  (registers torch.ops.torch_work_captured)
-    torch.manual_seed(0)
-    work = Path(tempfile.mkdtemp(prefix="captured_aoti_"))
-
-    # The op side first: every case, size and mode, on clones of the same inputs.
+def run_op(case, work: Path) -> list:
+    """The op of `case` at every size in every mode: (case, size, seen, mode, inputs, out)."""
+    try:
+        modes = runners(case, work)
+    except Exception as e:  # noqa: BLE001 - one FAIL line, the other cases still run
+        check(f"{case.name}: compiles and exports", False, f"{type(e).__name__}: {str(e)[:300]}")
+        return []
     runs = []
-    for case in cases():
-        try:
-            modes = runners(case, work)
-        except Exception as e:  # noqa: BLE001 - one FAIL line, the other cases still run
-            check(f"{case.name}: compiles and exports", False, f"{type(e).__name__}: {str(e)[:300]}")
-            continue
-        for i, size in enumerate(case.sizes):
-            inputs = case.make(size)
-            seen = "example" if i < case.unseen_from else "unseen"
-            for mode in MODES:
-                args = tuple(t.clone() for t in inputs)
-                try:
-                    runs.append((case, size, seen, mode, inputs, modes[mode](*args)))
-                except Exception as e:  # noqa: BLE001
-                    check(f"{case.name} {seen} size {size} {mode}: runs", False,
-                          f"{type(e).__name__}: {str(e).splitlines()[0][:300]}")
+    for i, size in enumerate(case.sizes):
+        inputs = case.make(size)
+        seen = "example" if i < case.unseen_from else "unseen"
+        for mode in MODES:
+            args = tuple(t.clone() for t in inputs)
+            try:
+                runs.append((case, size, seen, mode, inputs, modes[mode](*args)))
+            except Exception as e:  # noqa: BLE001
+                check(f"{case.name} {seen} size {size} {mode}: runs", False,
+                      f"{type(e).__name__}: {str(e).splitlines()[0][:300]}")
+    return runs
+
+
+def refuse_uncovered_sizes() -> None:
     serving = torch.ops.serving_captured
     try:
         serving.rms_scale(torch.ones(8, 16384, device="cuda", dtype=torch.bfloat16),
@@ -178,17 +196,57 @@ def main() -> int:
     except RuntimeError as e:
         check("rms_scale refuses 16384 columns (no example call covers them)",
               "no example call of the launcher covers these sizes" in str(e), str(e).splitlines()[0][:160])
+
+
+def main() -> int:
+    if not torch.cuda.is_available():
+        print("no GPU: skipped")
+        return 77
+    import liger_ops  # noqa: F401  (registers torch.ops.liger_captured)
+    import serving_ops  # noqa: F401  (registers torch.ops.serving_captured)
+    import torch_work_ops  # noqa: F401  (registers torch.ops.torch_work_captured)
+    import composite_ops  # noqa: F401  (registers torch.ops.composite_captured)
+    torch.manual_seed(0)
+    work = Path(tempfile.mkdtemp(prefix="captured_aoti_"))
+
+    # The op side first: every case, size and mode, on clones of the same inputs; the ops
+    # without torch work first (they must compile nothing at all), then the composites.
+    runs = []
+    all_cases = cases()
+    for composite in (False, True):
+        for case in (c for c in all_cases if c.composite == composite):
+            runs += run_op(case, work)
+        if not composite:
+            refuse_uncovered_sizes()
+            torch.cuda.synchronize()
+            files = cubins()
+            check("the ops compiled no Triton kernel (eager, torch.compile, AOTInductor)",
+                  not files, f"{len(files)} cubins" + (f": {files[:3]}" if files else ""))
     torch.cuda.synchronize()
+    kernels = {"scale_kernel", "add_one_kernel"}  # the composites' launchers' kernels
     files = cubins()
-    check("the ops compiled no Triton kernel (eager, torch.compile, AOTInductor)", not files,
-          f"{len(files)} cubins" + (f": {files[:3]}" if files else ""))
+    theirs = [f for f in files if Path(f).stem in kernels]
+    check("the composite ops compiled none of their launchers' kernels", not theirs,
+          f"{len(theirs)} launcher cubins; Inductor compiled {len(files) - len(theirs)} for "
+          "their torch work")
 
     # The same launchers through Triton's JIT, on clones of the same inputs.
+    compiled_launchers = {}
     for case, size, seen, mode, inputs, got in runs:
-        want = case.jit(*(t.clone() for t in inputs))
+        jit, how = case.jit, "its launcher (JIT)"
+        if case.composite and mode != "eager":  # Inductor compiles the torch work on both sides
+            if case.name not in compiled_launchers:
+                compiled_launchers[case.name] = torch.compile(case.jit, fullgraph=True, dynamic=True)
+            jit, how = compiled_launchers[case.name], "its launcher under torch.compile (JIT)"
+        try:
+            want = jit(*(t.clone() for t in inputs))
+        except Exception as e:  # noqa: BLE001
+            check(f"{case.name} {seen} size {size} {mode}: {how} runs", False,
+                  f"{type(e).__name__}: {str(e).splitlines()[0][:300]}")
+            continue
         results = [same(g, w) for g, w in zip(got, want)]
         ok = len(got) == len(want) and all(r[0] for r in results)
-        check(f"{case.name} {seen} size {size} {mode}: bit-identical to its launcher (JIT)", ok,
+        check(f"{case.name} {seen} size {size} {mode}: bit-identical to {how}", ok,
               "; ".join(r[1] for r in results))
         if case.name == "decode_attention" and mode == "eager":
             q, kc, vc = inputs

@@ -102,14 +102,12 @@ def line_of(text):
 
 
 @pytest.mark.parametrize("launcher,call,line,fragment", [
-    ("sort_first", "fp32(n)", "torch.sort(x", "(torch.sort, aten.sort.default)"),
-    ("clone_first", "fp32(n)", "x = x.clone()", "(torch.clone, aten.clone.default)"),
-    ("reduce_after", "fp32(n)", "return y.sum()", "(torch.sum, aten.sum.default)"),
-    ("through_torch_only", "fp32(n), fp32(n)", "return y + bias", "(torch.add, aten.add.Tensor)"),
-    ("torch_between", "fp32(n)", "z = y * 3", "(torch.mul, aten.mul.Tensor)"),
-    ("scalar_constant", "fp32(n)", "add_one_kernel[", "made from Python values (torch.tensor(...))"),
     ("static_by_arithmetic", "fp32(n)", "float(n) ** -0.5", "fixes the dynamic size n to its example value 512"),
     ("address_passed", "fp32(n)", "x.data_ptr()", "reads a tensor's address (.data_ptr())"),
+    ("random_noise", "fp32(n)", "torch.randn_like(x)",
+     "torch.randn_like (aten.randn_like.default), which draws random numbers"),
+    ("host_copy", "fp32(n)", "return y.cpu()", "a tensor on cpu, the host"),
+    ("data_dependent", "fp32(n)", "return y[y > 0]", "depends on tensor values"),
 ])
 def test_torch_work_is_refused_naming_the_line(launcher, call, line, fragment):
     from triton_aot.core.errors import UserError
@@ -118,6 +116,51 @@ def test_torch_work_is_refused_naming_the_line(launcher, call, line, fragment):
     message = e.value.message
     assert message.startswith(f"//t:w: {line_of(line)}: "), message
     assert fragment in message and "\n" not in message, message
+
+
+def test_torch_work_is_recorded_with_references():
+    # y.sum() / x.shape[0]: the division keeps n symbolic (no guard fixes it), and every call
+    # names its tensors by reference: the launcher's input, or what an earlier call returned
+    call = capture_torch_work("reduce_after")
+    assert [(g.kind, g.op) for g in call.graph] == [
+        ("aten", "aten.empty_like.default"), ("launch", "scale_kernel"),
+        ("aten", "aten.sum.default"), ("aten", "aten.div.Tensor")]
+    assert call.graph[1].args == ({"input": "x"}, {"node": 0})
+    assert call.graph[3].args == ({"node": 2}, {"size": "n"})
+    assert call.result == {"node": 3} and call.guards == () and call.mutated == ()
+    assert call.torch_work == f"{line_of('return y.sum()')}: torch.sum (aten.sum.default)"
+    # a sort's values (item 0 of its result) reach the kernel
+    assert capture_torch_work("sort_first").graph[2].args[0] == {"node": 0, "item": 0}
+    # torch.tensor(...) on the launcher's device: a constant with its values and dtype
+    constant = capture_torch_work("scalar_constant").graph[0]
+    assert (constant.kind, constant.args) == ("constant", (1.0, "float32"))
+
+
+def test_untouched_allocation_is_returned_and_torch_only_input_kept():
+    call = capture_torch_work("through_torch_only", "fp32(n), fp32(n)")
+    assert call.result == [{"node": 2}, {"node": 3}]
+    assert call.graph[3].op == "aten.zeros.default"
+    assert call.graph[3].args == ([{"size": "n"}, 2],)
+
+
+def test_torch_write_to_an_input_marks_it_mutated():
+    from triton_aot.capture import composite
+    call = capture_torch_work("torch_writes_input")
+    assert call.mutated == ("x",)
+    decl = declaration.declare([call], "w", "//t:w")
+    spec = composite.declare_op(decl, [call], "//t:w")
+    assert spec["args"] == ["x"] and spec["mutates"] == ["x"]
+    (launch,) = spec["composite"]["launches"]
+    assert launch["args"] == ["X", "Y"] and launch["mutates"] == ["Y"]
+
+
+def test_calls_with_other_torch_work_are_refused():
+    from triton_aot.capture import composite
+    from triton_aot.core.errors import UserError
+    calls = [capture_torch_work("sort_first"), capture_torch_work("clone_first")]
+    decl = declaration.declare(calls, "w", "//t:w")
+    with pytest.raises(UserError, match="calls aten.clone.default with other arguments than"):
+        composite.declare(decl, calls, "//t:w", {})
 
 
 def test_fake_inputs_are_cuda_to_the_launcher():
@@ -145,3 +188,26 @@ def test_sizes_no_call_uses_is_an_error():
     with pytest.raises(UserError, match="attribute 'sizes': 'rows' is used by no example call"):
         tool._check_sizes_used({"n": 4, "rows": 8}, ["fp32(n)", "[n=8] fp32(n, 4)"], "//t:w")
     tool._check_sizes_used({"n": 4}, ["fp32(n)"], "//t:w")
+
+
+def test_grid_size_named_like_a_kernel_parameter_is_refused():
+    # scale_kernel's `n` is x.numel() = 8 * n here, and its grid cdiv(8 * n, 256) needs the
+    # size n itself: binding the size n where the kernel's n is would launch on an eighth
+    from triton_aot.core.errors import UserError
+    call = capture_torch_work("clone_first", "fp32(n, 8)")
+    with pytest.raises(UserError, match=r"needs the size n, which is also the name of its "
+                                        r"parameter n \(= 8 \* n\)"):
+        declaration.declare([call], "w", "//t:w")
+
+
+def test_float_argument_reaches_the_kernel_and_torch():
+    from triton_aot.capture import composite
+    call = capture_torch_work("scaled_sum", "fp32(n), 0.25")
+    spec = composite.declare_op(declaration.declare([call], "w", "//t:w"), [call], "//t:w")
+    assert spec["args"] == ["x", "factor: float"]
+    graph = spec["composite"]["graph"]
+    assert graph[1] == {"launch": "scale_kernel", "args": [{"input": "x"}, {"node": 0}],
+                        "floats": ["factor"]}
+    assert graph[3]["args"] == [{"node": 2}, {"float": "factor"}]
+    (launch,) = spec["composite"]["launches"]
+    assert launch["args"] == ["X", "Y", "factor: float"] and launch["bind"]["factor"] == "factor"

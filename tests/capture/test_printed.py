@@ -9,13 +9,13 @@ import os
 import pytest
 
 NAMES = ["liger_rms_norm", "liger_rope", "liger_swiglu", "rms_scale", "decode_attention",
-         "in_place", "dep_twice", "cuda_checked", "accumulate"]
+         "in_place", "dep_twice", "cuda_checked", "accumulate", "torch_between"]
 # what each target's libraries need to import their kernel, printed with them
 SRCS = {"rms_scale": ["serving_kernels.py"], "decode_attention": ["serving_kernels.py"],
         "in_place": ["torch_work_launchers.py"], "cuda_checked": ["torch_work_launchers.py"],
-        "accumulate": ["torch_work_launchers.py"]}
+        "accumulate": ["torch_work_launchers.py"], "torch_between": ["torch_work_launchers.py"]}
 DEPS = {name: ["//tests/capture/dep:kernels"]
-        for name in ("in_place", "dep_twice", "cuda_checked", "accumulate")}
+        for name in ("in_place", "dep_twice", "cuda_checked", "accumulate", "torch_between")}
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -62,7 +62,10 @@ def test_printed_form_is_the_declaration(name):
         assert libraries[lib] == want, lib
     (op,) = ops
     want = dict(committed["OP"])
-    for part in want.get("steps") or [want]:
+    if "composite" in want:  # a composite: each launch's primitive op names its library
+        want["composite"] = dict(want["composite"], launches=[
+            dict(launch, lib=":" + launch["lib"]) for launch in want["composite"]["launches"]])
+    for part in [] if "composite" in want else want.get("steps") or [want]:
         part["lib"] = ":" + part["lib"]
     if "steps" in want:
         want["steps"] = [dict(s, lib=s["lib"]) for s in want["steps"]]

@@ -1,6 +1,6 @@
 """Launchers of ours that do torch work besides their launches, one per pattern kernel packages
-use: the capture either builds an op that computes what the launcher returns, or refuses in one
-line naming the launcher's file:line and the torch call (the catalogue's capture_torch_* cases).
+use: the capture builds an op (a composite) that computes what the launcher returns, or refuses
+in one line naming the launcher's file:line and the torch call (the catalogue's capture_* cases).
 """
 
 import torch
@@ -56,13 +56,13 @@ def scalar_constant(x):
     one = torch.tensor(1.0, device=x.device)
     y = torch.empty_like(x)
     add_one_kernel[(triton.cdiv(x.numel(), 256),)](x, one, y, x.numel(), BLOCK=256)
-    return y
+    return y * (one + torch.tensor([0.5], device=x.device))  # `one` in torch math too
 
 
 def through_torch_only(x, bias):
     y = torch.empty_like(x)
     _launch(x, y)
-    return y + bias  # bias reaches no kernel
+    return y + bias, torch.zeros(x.shape[0], 2, dtype=torch.int32, device=x.device)  # untouched
 
 
 def static_by_arithmetic(x):
@@ -124,3 +124,36 @@ def accumulate_into_zeros(x):
     acc = torch.zeros(x.shape, dtype=torch.float32, device=x.device)
     accumulate_kernel[(triton.cdiv(x.numel(), 256),)](x, acc, x.numel(), BLOCK=256)
     return acc
+
+
+def torch_writes_input(x):
+    """Scales its input in place with torch, then launches on it."""
+    x.mul_(0.5)
+    y = torch.empty_like(x)
+    _launch(x, y)
+    return y
+
+
+def random_noise(x):
+    y = torch.empty_like(x)
+    _launch(x + torch.randn_like(x), y)
+    return y
+
+
+def host_copy(x):
+    y = torch.empty_like(x)
+    _launch(x, y)
+    return y.cpu()
+
+
+def data_dependent(x):
+    y = torch.empty_like(x)
+    _launch(x, y)
+    return y[y > 0]
+
+
+def scaled_sum(x, factor):
+    """A float argument reaches the kernel and torch."""
+    y = torch.empty_like(x)
+    _launch(x, y, factor)
+    return y.sum() * factor

@@ -213,3 +213,66 @@ def test_library_description_of_another_format(tmp_path):
         f"{tmp_path / 'k.library.json'}: format 'rules_triton.variant.v2' is not "
         "'rules_triton.library.v2': not a library description of this rules_triton (rebuild "
         "the library)")
+
+
+# --- composites: a captured launcher's torch work around one primitive op per launch ----------
+
+_PRIMITIVE = {"args": ["X", "Y"], "bind": {"x_ptr": "X", "out_ptr": "Y", "n": "X.numel()"},
+              "mutates": ["Y"]}
+
+
+def _composite_plan(tmp_path, graph, result, args=("x", "scale: float")):
+    spec = {"args": list(args), "checks": ["x.dim() == 1"],
+            "composite": {"dtypes": {"x": "float32"}, "graph": graph, "result": result,
+                          "launches": [dict(_PRIMITIVE, lib="k")]}}
+    return {"namespace": "ns", "label": "//:t", "so_name": "libt.so",
+            "ops": [{"name": "o", "spec": spec, "launches": [{"spec": _PRIMITIVE,
+                                                             "lib": _lib(tmp_path)}]}]}
+
+
+_GRAPH = [
+    {"call": "aten.empty_like.default", "args": [{"input": "x"}], "kwargs": {}},
+    {"launch": "k", "args": [{"input": "x"}, {"node": 0}], "floats": []},
+    {"call": "aten.mul.Tensor", "args": [{"node": 0}, {"float": "scale"}], "kwargs": {}},
+    {"call": "aten.zeros.default", "args": [[{"size": "x.size(0) * 2"}, 3]],
+     "kwargs": {"dtype": {"dtype": "int32"}, "device": {"device": "input"}}},
+    {"constant": [[1.0, {"scalar": "-inf"}]], "dtype": "float32"},
+]
+
+
+def test_composite_is_defined_in_cc_and_implemented_in_python(tmp_path):
+    cc, py = gen.generate(_composite_plan(tmp_path, _GRAPH, [{"node": 2}, {"node": 3},
+                                                             {"node": 4}]))
+    # the composite's schema is defined with its primitive op's; only the primitive has kernels
+    assert 'm.def("o(Tensor x, float scale) -> (Tensor, Tensor, Tensor)");' in cc
+    assert 'm.def("o__0(Tensor X, Tensor(a!) Y) -> ()");' in cc
+    assert 'm.impl("o__0", TORCH_BOX(&op_o__0));' in cc and 'm.impl("o",' not in cc
+    # the replay: aten calls over the inputs' sizes, device and floats, the primitive op, and
+    # constants made with aten ops (a host tensor could not be lifted by torch.compile)
+    for line in ("_v0 = torch.ops.aten.empty_like.default(x)",
+                 "torch.ops.ns.o__0(x, _v0)  # k",
+                 "_v2 = torch.ops.aten.mul.Tensor(_v0, scale)",
+                 "_v3 = torch.ops.aten.zeros.default([x.size(0) * 2, 3], dtype=torch.int32, "
+                 "device=_device)",
+                 "torch.ops.aten.scalar_tensor.default(float('-inf'), dtype=torch.float32, "
+                 "device=_device)",
+                 "return (_v2, _v3, _v4,)",
+                 '@torch.library.register_fake("ns::o__0")',
+                 'library.impl(name, fn, "CompositeImplicitAutograd")'):
+        assert line in py, line
+    assert "torch._check(x.dim() == 1" in py
+
+
+@pytest.mark.parametrize("graph,result,message", [
+    ([{"call": "os.system", "args": ["true"], "kwargs": {}}], None, "'os.system' is no aten op"),
+    ([{"call": "aten.mul.Tensor", "args": [{"input": "y"}, 2], "kwargs": {}}], None,
+     "the reference {'input': 'y'} names nothing the op has"),
+    ([{"launch": "k", "args": [{"input": "x"}], "floats": []}], None,
+     "launch 0 passes 1 arguments to o__0, which takes 2"),
+    ([{"call": "aten.neg.default", "args": [{"size": "y.size(0)"}], "kwargs": {}}], None,
+     "'y' is not a tensor argument of the op"),
+])
+def test_composite_refusals(tmp_path, graph, result, message):
+    with pytest.raises(UserError) as e:
+        gen.generate(_composite_plan(tmp_path, graph, result))
+    assert message in e.value.message and "\n" not in e.value.message, e.value.message

@@ -116,8 +116,19 @@ def _launch(spec: dict, where: str) -> Launch:
     )
 
 
+def composite_refusal(op: dict) -> NoCEntry:
+    """A launcher that computes with torch (its op is a composite of aten calls and kernel
+    launches): refused naming the launcher's line and its first torch call."""
+    work = op["composite"].get("torch_work") if isinstance(op["composite"], dict) else None
+    return NoCEntry(f"{work or 'the launcher'}: the launcher computes with torch besides its "
+                    "kernel launches, and a C entry runs no torch: call its torch op "
+                    "(launcher_op), or move that torch work into a kernel and capture again")
+
+
 def read(op: object) -> Record:
     """The record of `op` (the OP dict); NoCEntry when it holds anything the C cannot run."""
+    if isinstance(op, dict) and "composite" in op:
+        raise composite_refusal(op)
     if isinstance(op, dict) and "steps" in op:
         _keys(op, STEPS_KEYS, "the op")
         steps = op["steps"]

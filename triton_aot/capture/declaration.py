@@ -210,6 +210,15 @@ def declare(calls: list[CallCapture], name: str, what: str,
         launch_args: set[str] = set()
         for where, launch in members:
             grid, left = _grid_in_arguments(launch.grid, launches)
+            clash = sorted(left & set(order))
+            if clash:  # the grid's size would be bound where the kernel's argument is
+                carried = next(a.expr for a in launch.arguments if a.name == clash[0])
+                raise UserError(
+                    f"{what}: {launch.site}: the grid of {kernel} ({', '.join(launch.grid)}) "
+                    f"needs the size {clash[0]}, which is also the name of its parameter "
+                    f"{clash[0]} (= {carried or 'a constant'}), so the one would be bound for "
+                    f"the other; name the size otherwise in `sizes` and the calls (e.g. "
+                    f"{clash[0]}_size)")
             launch_args |= left
             algo = Algo(launch.constexprs(), launch.num_warps, launch.num_stages, grid)
             same = [i for i, a in enumerate(algos) if (a.constexprs, a.num_warps, a.num_stages)
@@ -362,6 +371,9 @@ def build_text(decl: Declaration, targets: list[str], op: dict[str, Any] | None 
                 value = ":" + value
             if key == "steps":
                 value = [dict(step, lib=":" + step["lib"]) for step in value]
+            if key == "composite":
+                value = dict(value, launches=[dict(launch, lib=":" + launch["lib"])
+                                              for launch in value["launches"]])
             out.append(f"    {key} = {_starlark(value, '    ')},")
         out.append(")")
         out.append("")

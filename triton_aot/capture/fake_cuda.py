@@ -32,8 +32,11 @@ def _internal_dirs() -> tuple[str, ...]:
 
 def is_cuda_device(device: Any) -> bool:
     import torch
+    if isinstance(device, torch.SymInt) or isinstance(device, bool) or \
+            not isinstance(device, (str, torch.device, int)):
+        return False  # a dynamic size is no device index (asking would fix it to its value)
     try:
-        return device is not None and torch.device(device).type == "cuda"
+        return torch.device(device).type == "cuda"
     except (RuntimeError, TypeError):
         return False
 
@@ -42,7 +45,8 @@ def on_meta(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     """The arguments of a factory or `.to` with every CUDA device replaced by meta."""
     import torch
     meta = torch.device("meta")
-    args = tuple(meta if is_cuda_device(a) and not isinstance(a, torch.Tensor) else a
+    # positional: a device or its name (an int there is a value: `full(shape, 0)`)
+    args = tuple(meta if isinstance(a, (str, torch.device)) and is_cuda_device(a) else a
                  for a in args)
     if is_cuda_device(kwargs.get("device")):
         kwargs = dict(kwargs, device=meta)
@@ -50,8 +54,11 @@ def on_meta(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
 
 
 @contextlib.contextmanager
-def looking_like_cuda() -> Iterator[None]:
-    """FakeTensors on meta answer cuda:0 to the launcher's code while the block runs."""
+def looking_like_cuda(on_constant: Any = None) -> Iterator[None]:
+    """FakeTensors on meta answer cuda:0 to the launcher's code while the block runs.
+
+    `torch.tensor(values, device=<cuda>)` makes a fake tensor of the values' shape and dtype
+    and tells `on_constant(fake, real)` the values (`real`, a CPU tensor)."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensor
 
@@ -87,6 +94,14 @@ def looking_like_cuda() -> Iterator[None]:
         raise AddressRead("data_ptr")
 
     def tensor(*args: Any, **kwargs: Any) -> Any:
+        if on_constant is not None and args and not isinstance(args[0], torch.Tensor) \
+                and is_cuda_device(kwargs.get("device")):
+            from torch.utils._python_dispatch import _disable_current_modes
+            with _disable_current_modes():  # neither fake nor recorded: the values themselves
+                real = saved_tensor(args[0], dtype=kwargs.get("dtype"))
+            made = torch.empty(real.shape, dtype=real.dtype, device="meta")
+            on_constant(made, real)
+            return made
         return saved_tensor(*on_meta(args, kwargs)[0], **on_meta(args, kwargs)[1])
 
     def as_tensor(*args: Any, **kwargs: Any) -> Any:

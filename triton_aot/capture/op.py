@@ -95,11 +95,18 @@ def _view(call: CallCapture, names: list[str], intermediates: dict[int, str]) ->
 def declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[str, Any]:
     """`triton_torch_op` attributes (lib as the library's name) of the launcher; when it makes
     several launches, `steps` (one op's attributes per launch, run in order in one op) and
-    `returns` (the tensors the op returns: [step, pointer parameter])."""
+    `returns` (the tensors the op returns: [step, pointer parameter]). A launcher that
+    computes with torch has a composite op instead (triton_aot.capture.composite)."""
+    names = renames(calls)
     op = _declare_op(decl, calls, what)
+    return _renamed(op, names) if names else op
+
+
+def renames(calls: list[CallCapture]) -> dict[str, str]:
+    """The launcher's argument names an op cannot take, renamed (`out` -> `out_arg`)."""
     names = {t.name: f"{t.name}_arg" for t in calls[0].tensors if t.name in _RESERVED}
     names |= {n: f"{n}_arg" for n, _ in calls[0].floats if n in _RESERVED}
-    return _renamed(op, names) if names else op
+    return names
 
 
 def _declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[str, Any]:

@@ -84,13 +84,32 @@ class Allocation:
 class Step:
     """One thing the launcher did, in order. `kind`: "launch" (`op` the kernel's name: the
     call's launches are its "launch" steps, in order), "allocation" (uninitialised memory,
-    `op` the aten op, e.g. "aten.empty_like.default") or "view" (an alias: "aten.transpose.int").
-    A capture holds no other kind: torch work that computes values ("torch" in
-    triton_aot.capture.torch_work) is refused, so a renderer may take a call's steps as
-    allocations, views and launches only. `site` is the launcher's file:line."""
+    `op` the aten op, e.g. "aten.empty_like.default"), "view" (an alias: "aten.transpose.int")
+    or "torch" (torch work that computes values, triton_aot.capture.torch_work: then the call
+    has a `graph`, which its composite op replays). `site` is the launcher's file:line."""
     kind: str
     op: str
     site: str
+
+
+@dataclass(frozen=True)
+class TorchCall:
+    """One call of the launcher's torch work in order, as the composite op replays it.
+
+    kind: "aten" (`op` an aten overload, "aten.sort.default"), "constant" (a tensor the launcher
+    made from Python values: `args` (the values, its dtype name)) or "launch" (`op` the kernel,
+    `args` the tensor reference of each pointer parameter, `tensors` what each one's tensor was
+    at the launch, named by the parameter, in the same order).
+    Arguments are references (triton_aot.capture.torch_graph): {"input": "x"}, {"node": 3,
+    "item": 0}, {"size": "x.size(0) * 4"}, {"float": "eps"}, {"dtype": "float32"},
+    {"device": "input"}, {"layout": ...}, {"memory_format": ...}, {"scalar": "inf"}, lists and
+    plain constants."""
+    kind: str
+    op: str
+    args: tuple
+    kwargs: dict
+    site: str
+    tensors: tuple[TensorInput, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,11 +124,34 @@ class CallCapture:
     allocations: tuple[Allocation, ...] = field(default=())
     returned_inputs: tuple[str, ...] = field(default=())  # inputs the launcher returns (views)
     steps: tuple[Step, ...] = field(default=())  # everything it did, in order
+    # with torch work that computes values (else all empty): the calls the composite op
+    # replays, what the launcher returns (references), the inputs it writes (by torch or a
+    # kernel), and the first computing torch call ("file:line: torch.sort (aten.sort.default)")
+    graph: tuple[TorchCall, ...] = field(default=())
+    result: Any = None
+    mutated: tuple[str, ...] = field(default=())
+    torch_work: str = ""
+
+
+_COMPOSITE_KEYS = ("graph", "result", "mutated", "torch_work")
+
+
+def _call_json(c: CallCapture) -> dict:
+    data = asdict(c)
+    if not c.graph:  # a capture without torch work reads as it always did
+        for key in _COMPOSITE_KEYS:
+            del data[key]
+    return data
 
 
 def to_json(calls: list[CallCapture]) -> str:
     return json.dumps({"format": "rules_triton.capture.v1",
-                       "calls": [asdict(c) for c in calls]}, indent=1, sort_keys=True) + "\n"
+                       "calls": [_call_json(c) for c in calls]}, indent=1, sort_keys=True) + "\n"
+
+
+def _tensor_input(t: dict) -> TensorInput:
+    return TensorInput(t["name"], t["dtype"], tuple(t["sizes"]), tuple(t["strides"]),
+                       t["contiguous"])
 
 
 def from_json(text: str) -> list[CallCapture]:
@@ -124,12 +166,16 @@ def from_json(text: str) -> list[CallCapture]:
             for l in c["launches"])
         out.append(CallCapture(
             call=c["call"], launches=launches, guards=tuple(c["guards"]),
-            tensors=tuple(TensorInput(t["name"], t["dtype"], tuple(t["sizes"]),
-                                      tuple(t["strides"]), t["contiguous"]) for t in c["tensors"]),
+            tensors=tuple(_tensor_input(t) for t in c["tensors"]),
             floats=tuple((n, v) for n, v in c["floats"]),
             allocations=tuple(Allocation(a["dtype"], tuple(a["sizes"]), a["returned"],
                                          a.get("fill"))
                               for a in c["allocations"]),
             returned_inputs=tuple(c["returned_inputs"]),
-            steps=tuple(Step(**s) for s in c.get("steps", ()))))
+            steps=tuple(Step(**s) for s in c.get("steps", ())),
+            graph=tuple(TorchCall(g["kind"], g["op"], tuple(g["args"]), g["kwargs"], g["site"],
+                                  tuple(_tensor_input(t) for t in g["tensors"]))
+                        for g in c.get("graph", ())),
+            result=c.get("result"), mutated=tuple(c.get("mutated", ())),
+            torch_work=c.get("torch_work", "")))
     return out

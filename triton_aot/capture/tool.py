@@ -103,7 +103,7 @@ def _check_sizes_used(shared: dict[str, int], calls: list[str], what: str) -> No
 
 def _run(fv: flags.FlagValues, rest: list[str]) -> None:
     from triton_aot.compile import build_driver, build_torch_cuda
-    from triton_aot.capture import declaration, op, record, tracer
+    from triton_aot.capture import composite, declaration, op, record, tracer
     from triton_aot.capture.examples import FakeInputs
     from triton_aot.compile.triton_adapter import hermetic_env, parse_target
 
@@ -126,7 +126,9 @@ def _run(fv: flags.FlagValues, rest: list[str]) -> None:
             calls.append(tracer.capture_call(fn, inputs, inputs.parse(text, what), what))
     decl = declaration.declare(calls, fv.name, what,
                                set(fv.src) if fv.src or fv.launcher_module else None)
-    torch_op = op.declare_op(decl, calls, what)
+    # a launcher that computes with torch: a composite of its torch calls and its launches
+    declare_op = composite.declare_op if any(c.graph for c in calls) else op.declare_op
+    torch_op = declare_op(decl, calls, what)
     Path(fv.out_record).write_text(record.to_json(calls), encoding="utf-8")
     Path(fv.out_bzl).write_text(declaration.bzl_text(decl, what, torch_op), encoding="utf-8")
     build = declaration.build_text(decl, fv.targets, torch_op, fv.name, fv.package,

@@ -1,9 +1,9 @@
 """The torch work of a launcher: every aten op it runs besides its kernel launches, classified.
 
-The captured op runs the launcher's kernel launches and allocates what they write; it does not
-replay torch. So every torch op the launcher runs on the fake inputs is seen at dispatch level
-(a TorchDispatchMode inside the FakeTensorMode, so `.sort()`, `.sum()`, `torch.tensor(1.0)`,
-`.clone()` and copies inside torch's own composites are all seen) and classified:
+Every torch op the launcher runs on the fake inputs is seen at dispatch level (a
+TorchDispatchMode inside the FakeTensorMode, so `.sort()`, `.sum()`, `torch.tensor(1.0)`,
+`.clone()` and copies inside torch's own composites are all seen), classified, and recorded with
+its arguments in the launcher's graph (triton_aot.capture.torch_graph):
 
 - "allocation": uninitialised memory (`empty`, `empty_like`, `new_empty`, `empty_strided`), or
   memory filled with one constant (`zeros`, `ones`, `full` and their `_like`/`new_` forms: the
@@ -11,9 +11,9 @@ replay torch. So every torch op the launcher runs on the fake inputs is seen at 
 - "view": an alias of a tensor (`view`, `transpose`, `unbind`, slicing...), which the op binds
   through the tensor's sizes and strides;
 - metadata queries (`prim.device`, `sym_size`...), which compute nothing and are not recorded;
-- "torch": anything else. Values computed by torch (a sort, a reduction, a copy, a fill, a
-  constant tensor) are not reproduced by the op, so the capture refuses the first one, naming
-  the launcher's line and the torch call; a torch call is never dropped silently.
+- "torch": anything else (a sort, a reduction, a copy, a fill, a constant tensor). A launcher
+  with torch work gets a composite op that replays its graph (triton_aot.capture.composite);
+  one without keeps the op of its launches alone.
 """
 
 from __future__ import annotations
@@ -33,12 +33,6 @@ METADATA = frozenset({
     "aten.sym_storage_offset.default", "aten.is_contiguous.default",
     "aten.is_contiguous.memory_format", "aten.is_non_overlapping_and_dense.default",
     "aten.detach.default", "aten.alias.default",
-})
-# Tensors made with values the launcher chose (constants), named for the refusal's fix.
-CONSTANTS = frozenset({
-    "aten.lift_fresh.default", "aten.lift_fresh_copy.default", "aten.scalar_tensor.default",
-    "aten.arange.default", "aten.arange.start", "aten.arange.start_step", "aten.zero_.default",
-    "aten.fill_.Scalar", "aten.fill_.Tensor",
 })
 # Allocations filled with one constant: aten op -> the index of the fill value in its arguments
 # (None: zeros or ones).
@@ -69,20 +63,6 @@ def torch_call(name: str) -> str:
     return "torch." + base
 
 
-def refusal(step: Step, what: str) -> str:
-    """The one-line refusal of torch work the op cannot reproduce."""
-    call = torch_call(step.op)
-    if step.op in CONSTANTS:
-        return (f"{what}: {step.site}: the launcher makes a tensor of values with torch ({call}, "
-                f"{step.op}); the captured op only allocates, views and launches, so it would not "
-                "hold those values; pass the tensor (or the scalar as a float) to the launcher as "
-                "an argument, or make the kernel compute it")
-    return (f"{what}: {step.site}: the launcher computes with torch ({call}, {step.op}) besides "
-            "its kernel launches; the captured op only allocates, views and launches, so it would "
-            "not compute what the launcher returns; do that torch work in the caller, or in a "
-            "kernel, and capture the launcher of the kernels alone")
-
-
 def fill_value(name: str, args: tuple) -> float | None:
     """The constant a filled allocation holds; None when it is no plain number (a tensor, a
     symbolic value: torch work)."""
@@ -93,20 +73,28 @@ def fill_value(name: str, args: tuple) -> float | None:
     return float(value)
 
 
-def recorder(steps: list[Step], site: Callable[[], str], fills: dict[int, float]):
-    """A TorchDispatchMode that appends a Step for every allocation, view and torch op, and
-    notes the value of each filled allocation in `fills` (by its storage)."""
+def recorder(steps: list[Step], site: Callable[[], str], fills: dict[int, float],
+             graph: Any = None):
+    """A TorchDispatchMode that appends a Step for every allocation, view and torch op, notes
+    the value of each filled allocation in `fills` (by its storage), and records every call
+    with its arguments in `graph` (triton_aot.capture.torch_graph.Graph)."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class _Record(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             name = str(func)
             kind = kind_of(name, func)
+            where = site()
             if kind != "metadata":
-                steps.append(Step(kind, name, site()))
+                steps.append(Step(kind, name, where))
             # an allocation on the launcher's "cuda" (fake_cuda): on meta, like the inputs
             args, kwargs = fake_cuda.on_meta(args, kwargs or {})
             result = func(*args, **kwargs)
+            if graph is not None:
+                if kind != "metadata":
+                    graph.call(name, func, args, kwargs, result, where)
+                elif args and graph.refs.get(id(args[0])) is not None:
+                    graph.alias(result, args[0])  # x.detach(): x again
             if name in FILLS:
                 value = fill_value(name, args)
                 if value is None:

@@ -22,7 +22,7 @@ import traceback
 from typing import Any, Callable, Iterator
 
 from triton_aot.compile.build_driver import DeviceAccessRefused
-from triton_aot.capture import fake_cuda, kernel_writes, sizes, torch_work
+from triton_aot.capture import fake_cuda, kernel_writes, sizes, torch_graph, torch_work
 from triton_aot.capture.examples import ExampleCall, FakeInputs
 from triton_aot.capture.record import (Allocation, Argument, CallCapture, Launch, Step,
                                        TensorInput)
@@ -79,6 +79,16 @@ class _Recorder:
         self.allocated: list[Any] = []  # tensors the launcher allocated, as first launched
         self.steps: list[Step] = []  # launches, allocations, views and torch work, in order
         self.fills: dict[int, float] = {}  # storage -> the constant an allocation was filled with
+        self.graph = torch_graph.Graph(self.expr, self.float_name, self.tensor_input, self.steps)
+
+    def float_name(self, value: float) -> str:
+        """The launcher's float argument of this value ("" when none, or several)."""
+        same = [n for n, v in self.floats.items() if v == value]
+        return same[0] if len(same) == 1 else ""
+
+    def tensor_input(self, name: str, t: Any) -> TensorInput:
+        return TensorInput(name, str(t.dtype).removeprefix("torch."), self.sizes_of(t.shape),
+                           self.sizes_of(t.stride()), bool(t.is_contiguous()))
 
     def source_of_tensor(self, t: Any) -> str:
         key = t.untyped_storage()._cdata
@@ -92,6 +102,11 @@ class _Recorder:
                 return f"output:{i}"
         self.allocated.append(t)
         return f"output:{len(self.allocated) - 1}"
+
+    def input_storage_of(self, a: Argument) -> int:
+        name = a.source.partition(":")[2]
+        return next(key for key, views in self.input_storage.items()
+                    if any(n == name for n, _ in views))
 
     def source_of_float(self, name: str, value: float) -> str:
         same = [n for n, v in self.floats.items() if v == value]
@@ -126,6 +141,7 @@ class _Recorder:
         return int(optimization_hint(value))
 
     def record(self, fn: Any, args: tuple, kwargs: dict, grid: Any) -> None:
+        import torch
         site = _stack_line()
         params = {p.name: p for p in fn.params}
         kernel_kwargs = {k: v for k, v in kwargs.items() if k in params}
@@ -146,6 +162,9 @@ class _Recorder:
             grid = grid(dict(bound.arguments))
         grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
         self.steps.append(Step("launch", fn.__name__, site))
+        self.graph.launch(fn.__name__, [(n, v) for n, v in bound.arguments.items()
+                                        if n in params and not params[n].is_constexpr
+                                        and isinstance(v, torch.Tensor)], site)
         self.launches.append(Launch(
             kernel=fn.__name__, module=fn.fn.__module__, site=site, arguments=arguments,
             num_warps=int(options.get("num_warps", 4)),
@@ -299,9 +318,6 @@ def capture_call(launcher: Callable, inputs: FakeInputs, call: ExampleCall,
     if not recorder.launches:
         raise CaptureRefused(f"{what}: the launcher launched no Triton kernel on example call "
                              f"{call.text!r}; name the function that runs kernel[grid](...)")
-    work = next((s for s in recorder.steps if s.kind == "torch"), None)
-    if work is not None:
-        raise CaptureRefused(torch_work.refusal(work, what))
     _refuse_specialized(inputs, guards_before, what)
     guards = tuple(sizes.render(g.expr, recorder.size_name)
                    for g in inputs.shape_env.guards[guards_before:]
@@ -310,9 +326,64 @@ def capture_call(launcher: Callable, inputs: FakeInputs, call: ExampleCall,
     returned = {t.untyped_storage()._cdata for t in _returned_tensors(result)}
     returned_inputs = tuple(name for key, views in recorder.input_storage.items()
                             if key in returned for name, _ in views)
-    return CallCapture(call=call.text, launches=launches, guards=guards, tensors=tuple(tensors),
-                       floats=tuple(recorder.floats.items()), allocations=allocations,
-                       returned_inputs=returned_inputs, steps=tuple(recorder.steps))
+    capture = CallCapture(call=call.text, launches=launches, guards=guards,
+                          tensors=tuple(tensors), floats=tuple(recorder.floats.items()),
+                          allocations=allocations, returned_inputs=returned_inputs,
+                          steps=tuple(recorder.steps))
+    if _computes_with_torch(recorder, result):
+        return _with_graph(capture, recorder, result, what)
+    return capture
+
+
+def _computes_with_torch(recorder: _Recorder, result: Any) -> bool:
+    """Whether the launcher does torch work that computes values, or returns a tensor no kernel
+    wrote (an allocation left as made): then its op replays its torch calls (a composite)."""
+    if any(s.kind == "torch" for s in recorder.steps):
+        return True
+    launched = {a.untyped_storage()._cdata for a in recorder.allocated}
+    return any(t.untyped_storage()._cdata not in launched | set(recorder.input_storage)
+               for t in _returned_tensors(result))
+
+
+def _with_graph(capture: CallCapture, recorder: _Recorder, result: Any,
+                what: str) -> CallCapture:
+    """The capture with the launcher's graph (its torch calls and launches, replayed by the
+    composite op), or one refusal naming the launcher's line and the call it cannot replay."""
+    graph = recorder.graph
+    if graph.problems:
+        site, problem = graph.problems[0]
+        raise CaptureRefused(f"{what}: {site}: the launcher calls {problem}")
+    work = next((s for s in recorder.steps if s.kind == "torch"), None) or \
+        next(s for s in recorder.steps if s.kind == "allocation")
+    written = {t.untyped_storage()._cdata for t in graph.written}
+    written |= {recorder.input_storage_of(a) for launch in capture.launches
+                for a in launch.arguments if a.name in launch.writes
+                and a.source.startswith("input:")}
+    mutated = tuple(name for key, views in recorder.input_storage.items()
+                    if key in written for name, _ in views)
+    return dataclasses.replace(
+        capture, graph=tuple(graph.calls), result=_result_refs(graph, recorder, result, what),
+        mutated=mutated,
+        torch_work=f"{work.site}: {torch_work.torch_call(work.op)} ({work.op})")
+
+
+def _result_refs(graph: torch_graph.Graph, recorder: _Recorder, result: Any, what: str) -> Any:
+    """What the launcher returns, as references: a tensor, a tuple of tensors, or None."""
+    import torch
+    if result is None:
+        return None
+    items = result if isinstance(result, tuple) else (result,)
+    if not all(isinstance(t, torch.Tensor) for t in items):
+        raise CaptureRefused(f"{what}: the launcher returns {type(result).__name__}; an op "
+                             "returns a tensor, a tuple of tensors or None")
+    for t in items:
+        views = recorder.input_storage.get(t.untyped_storage()._cdata)
+        if views:
+            raise CaptureRefused(f"{what}: the launcher returns its input {views[0][0]} (or a "
+                                 "view of it), which an op cannot return; return a new tensor "
+                                 "(e.g. a .clone()), or return None: the caller has the input")
+    refs = [graph.encode(t) for t in items]
+    return refs[0] if isinstance(result, torch.Tensor) else refs
 
 
 def _bind_inputs(launcher: Callable, recorder: _Recorder, call: ExampleCall,
@@ -330,6 +401,7 @@ def _bind_inputs(launcher: Callable, recorder: _Recorder, call: ExampleCall,
         if isinstance(value, torch.Tensor):
             recorder.input_storage.setdefault(value.untyped_storage()._cdata, []).append(
                 (name, value))
+            recorder.graph.add_input(name, value)
             tensors.append(TensorInput(
                 name, str(value.dtype).removeprefix("torch."), recorder.sizes_of(value.shape),
                 recorder.sizes_of(value.stride()), bool(value.is_contiguous())))
@@ -345,8 +417,12 @@ def _run(launcher: Callable, recorder: _Recorder, call: ExampleCall, what: str) 
                                                DynamicOutputShapeException)
     from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
     try:
-        with _recording(recorder), fake_cuda.looking_like_cuda(), recorder.inputs.mode, \
-                torch_work.recorder(recorder.steps, _stack_line, recorder.fills):
+        def on_constant(made: Any, real: Any) -> None:
+            recorder.graph.constant(made, real, _stack_line())
+
+        with _recording(recorder), fake_cuda.looking_like_cuda(on_constant), \
+                recorder.inputs.mode, \
+                torch_work.recorder(recorder.steps, _stack_line, recorder.fills, recorder.graph):
             return launcher(*call.args, **call.kwargs)
     except DeviceAccessRefused as e:  # the build-time driver's or torch.cuda's refusal
         asked = re.search(r"calls (\S+), which needs a GPU", e.message)

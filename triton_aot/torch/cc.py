@@ -321,9 +321,10 @@ void trt_check_launch(const char* op, const char* entry, CUresult r) {{
 
 
 def render_library(ns: str, label: str, ops: list, bodies: list[str],
-                   includes: set[str]) -> str:
+                   includes: set[str], defined: tuple | list = ()) -> str:
     """The namespace's C++ source: the prelude, each op's function (`bodies`, rendered by
-    cc_op or by the op over several launches), and the registrations of `ops`."""
+    cc_op or by the op over several launches), and the registrations of `ops`; the schemas of
+    `defined` (composites, implemented in Python) are only defined."""
     includes = "\n".join(sorted(f'#include "{inc}"' for inc in includes))
     cases = "\n".join(f"    case ScalarType::{enum}: return \"{name}\";" for name, enum in
                       sorted(set(DTYPES.values()), key=lambda v: v[1]))
@@ -331,7 +332,7 @@ def render_library(ns: str, label: str, ops: list, bodies: list[str],
     out += [body + "\n" for body in bodies]
     out.append("}  // namespace\n")
     out.append(f"STABLE_TORCH_LIBRARY({ns}, m) {{")
-    out += [f"  m.def({cstr(schema(op))});" for op in ops]
+    out += [f"  m.def({cstr(schema(op))});" for op in list(defined) + ops]
     out.append("}\n")
     # CUDA is the real kernel; CPU and the others refuse with the same checks (a CPU tensor is
     # told it must be CUDA, after the dtype/shape checks, which CPU tests exercise).

@@ -25,7 +25,8 @@ comparisons with `and`, `or`, `not`.
 The stage, one job per module: `schema` (arguments and the schema text), `expression` (the
 expression language in C++ and Python), `binding` (the C entry point's parameters bound to the
 op's arguments: `Op`), `cc` (the C++ source), `fake` (the Python module and its fakes),
-`torch_steps` (one op over several launches); this module is the command line.
+`torch_steps` (one op over several launches), `composite` (a launcher's torch work around one
+primitive op per launch); this module is the command line.
 """
 
 from __future__ import annotations
@@ -38,34 +39,50 @@ from absl import flags
 
 from triton_aot.core import cli
 from triton_aot.core.errors import UserError
-from triton_aot.torch import cc, fake, torch_steps
+from triton_aot.torch import cc, composite, fake, torch_steps
 from triton_aot.torch.binding import build_op
 from triton_aot.torch.schema import IDENT
 
 __all__ = ["build_op", "check_python", "generate", "render_cc", "render_py"]
 
 
+def _registered(ops: list) -> list:
+    """The ops the C++ implements: a composite's primitive ops stand for it."""
+    return [p for op in ops
+            for p in (op.launches if isinstance(op, composite.CompositeOp) else [op])]
+
+
 def render_cc(ns: str, label: str, ops: list) -> str:
-    """The namespace's C++ source (ops over one launch, or several: torch_steps)."""
+    """The namespace's C++ source (ops over one launch, or several: torch_steps; a
+    composite's schema, implemented in Python, and its primitive ops)."""
     bodies = [torch_steps.render_cc(ns, op) if isinstance(op, torch_steps.StepsOp)
-              else cc.cc_op(ns, op) for op in ops]
+              else cc.cc_op(ns, op) for op in _registered(ops)]
     includes = {inc for op in ops
-                for inc in (op.includes if isinstance(op, torch_steps.StepsOp) else {op.include})}
-    return cc.render_library(ns, label, ops, bodies, includes)
+                for inc in (op.includes if isinstance(op, (torch_steps.StepsOp,
+                                                           composite.CompositeOp))
+                            else {op.include})}
+    defined = [op for op in ops if isinstance(op, composite.CompositeOp)]
+    return cc.render_library(ns, label, _registered(ops), bodies, includes, defined)
 
 
 def render_py(ns: str, label: str, so: str, ops: list) -> str:
     """The op library's Python module."""
     fakes = [torch_steps.render_py_fake(ns, op) if isinstance(op, torch_steps.StepsOp)
+             else composite.render_py(ns, op) if isinstance(op, composite.CompositeOp)
              else fake.py_fake(ns, op) for op in ops]
-    return fake.render_module(ns, label, so, ops, fakes)
+    composites = [op for op in ops if isinstance(op, composite.CompositeOp)]
+    if composites:
+        fakes[-1] += composite.render_register(composites)
+    listed = [p for op in ops for p in ([op] + op.launches if op in composites else [op])]
+    return fake.render_module(ns, label, so, listed, fakes)
 
 
 def generate(plan: dict) -> tuple[str, str]:
     ns = plan["namespace"]
     if not IDENT.match(ns):
         raise UserError(f"namespace {ns!r} is not an identifier")
-    ops = [torch_steps.build(o["name"], o["spec"], o["steps"]) if o.get("steps")
+    ops = [composite.build(o["name"], o["spec"], o["launches"]) if o.get("launches")
+           else torch_steps.build(o["name"], o["spec"], o["steps"]) if o.get("steps")
            else build_op(o["name"], o["spec"], o["lib"]) for o in plan["ops"]]
     if not ops:
         raise UserError("ops: a torch library needs at least one op")

@@ -215,7 +215,12 @@ def launcher_op(op):
       What `triton_torch_op` returns.
     """
     attrs = dict(op)
-    if "steps" in op:  # several launches: each step's library
+    if "composite" in op:  # torch work and one primitive op per launch: each launch's library
+        attrs["composite"] = dict(op["composite"], launches = [
+            dict(launch, lib = ":" + launch["lib"])
+            for launch in op["composite"]["launches"]
+        ])
+    elif "steps" in op:  # several launches: each step's library
         attrs["steps"] = [dict(step, lib = ":" + step["lib"]) for step in op["steps"]]
     else:
         attrs["lib"] = ":" + op["lib"]

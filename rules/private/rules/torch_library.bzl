@@ -16,7 +16,7 @@ load("//rules/private/actions:torch_actions.bzl", "compile_torch_op_library", "g
 
 _ENTRIES = ["", "auto", "default", "algo"]
 
-def triton_torch_op(lib = None, args = [], outputs = {}, bind = {}, checks = [], contiguous = None, mutates = [], entry = "", algo_choice = [], steps = [], returns = [], fills = {}):
+def triton_torch_op(lib = None, args = [], outputs = {}, bind = {}, checks = [], contiguous = None, mutates = [], entry = "", algo_choice = [], steps = [], returns = [], fills = {}, composite = None):
     """Describes one torch op over a `triton_kernel_library`'s C API.
 
     The op's schema is tensor-level (`matmul(Tensor a, Tensor b) -> Tensor`); every parameter
@@ -70,6 +70,14 @@ def triton_torch_op(lib = None, args = [], outputs = {}, bind = {}, checks = [],
         ...), each over the op's `args` and the tensors earlier steps allocated (by their
         pointer parameter's name). What a captured launcher with several launches becomes.
       returns: with `steps`: the tensors the op returns, `[[step index, pointer parameter]]`.
+      composite: instead of `lib`: a launcher that computes with torch, as
+        `triton_launcher_library` captures it (`OP["composite"]`): the aten calls the op
+        replays (`graph`, with references to the op's arguments and earlier results), what it
+        returns (`result`), its inputs' dtypes, and one primitive op per launch (`launches`:
+        dicts of this function's attributes, each over the tensors its kernel gets, registered
+        as `NAME__K`). The op is registered CompositeImplicitAutograd in the generated Python
+        module: eager mode runs the torch calls and the kernels, and torch.compile,
+        torch.export and AOTInductor see aten ops and the primitive kernel ops.
 
     Returns:
       A string (JSON) for `triton_torch_library`'s `ops`.
@@ -81,6 +89,8 @@ def triton_torch_op(lib = None, args = [], outputs = {}, bind = {}, checks = [],
             fail("triton_torch_op: {} must be a dict of C parameter -> expression, got {}".format(name, type(value)))
     if entry not in _ENTRIES:
         fail("triton_torch_op: entry must be one of \"auto\", \"default\", \"algo\" (or \"\": auto when the library has a tuning table), got {}".format(repr(entry)))
+    if composite != None:
+        return json.encode({"args": args, "checks": checks, "mutates": mutates, "composite": composite})
     if steps:
         return json.encode({"args": args, "steps": steps, "returns": returns, "mutates": mutates})
     if lib == None:
@@ -133,6 +143,12 @@ def _triton_torch_library_impl(ctx):
 
     for op_name, text in ctx.attr.ops.items():
         spec = json.decode(text)
+        if spec.get("composite"):  # torch work and one primitive op per launch
+            ops.append({"name": op_name, "spec": spec, "launches": [
+                {"spec": launch, "lib": lib_of(op_name, launch)}
+                for launch in spec["composite"]["launches"]
+            ]})
+            continue
         if spec.get("steps"):  # one op over several launches (triton_launcher_library)
             ops.append({"name": op_name, "spec": spec, "steps": [
                 {"spec": step, "lib": lib_of(op_name, step)}
@@ -236,7 +252,8 @@ def triton_torch_library(name, namespace, ops, torch_target_version = "2.11", **
     libs, resolved = [], {}
     for op_name, text in ops.items():
         spec = json.decode(text)
-        for part in spec.get("steps") or [spec]:
+        parts = spec["composite"]["launches"] if spec.get("composite") else spec.get("steps") or [spec]
+        for part in parts:
             lib = native.package_relative_label(part["lib"])
             part["lib"] = str(lib)
             if lib not in libs:
