@@ -27,6 +27,8 @@ A suite:
              {out} $OUT when set, else the suite's `out` (relative to the checkout)
              exit code 0 passes, 77 skips (no GPU, no driver), anything else fails
   budget_mib the most the packed folder may weigh (the device run carries at most 64 MiB)
+  archive    True: the files travel as one xz archive beside the manifest (CONTENT.tar.xz, which
+             the budget weighs), unpacked on the GPU machine before the suite's first step
 A suite with neither `copy` nor `needs` is run-only: its pack is the manifest alone.
 """
 
@@ -224,6 +226,7 @@ SUITES = {
         "copy": _TUNED,
         # no `run`: one `sh {dir}/<c_name>/tune.sh` per bundle (the tuning command with the flags it
         # was packed with), which writes the library's table in the checkout (commit it)
+        "archive": True,  # about 150 MiB of cubins, 20 MiB as xz
         "budget_mib": 48,
     },
     "tuned": {
@@ -285,6 +288,7 @@ SUITES = {
             {"name": "tune.sh:" + b, "cmd": ["sh", "{dir}/" + b + "/tune.sh", "--out={out}/" + b + ".gemma-7b.tuning.json"]}
             for b in ["matmul_tuned", "matmul_tuned_bf16"]
         ],
+        "archive": True,
         "budget_mib": 32,
     },
     # Run-only suites: they build on the GPU machine from this checkout or use Triton's JIT; `pack`

@@ -70,7 +70,7 @@ def test_table_is_well_formed():
     for name, members in GROUPS.items():
         assert members and all(m in SUITES for m in members), name
     keys = {"doc", "workspace", "flags", "build", "copy", "needs", "run", "out", "budget_mib",
-            "tune_flags"}
+            "tune_flags", "archive"}
     for name, s in SUITES.items():
         assert set(s) <= keys, (name, set(s) - keys)
         assert s.get("doc"), f"{name}: no doc"
@@ -158,6 +158,37 @@ def test_pack_then_run_dry(tmp_path):
     r = subprocess.run([sys.executable, str(TOOL), "--gpu-dir", str(out), "run", "corpus"],
                        text=True, capture_output=True)
     assert r.returncode == 2 and "tools/gpu pack corpus" in r.stderr
+
+
+def test_archived_suite_travels_as_one_file_and_unpacks_before_its_run(tmp_path):
+    def packed(dest):
+        (dest / "bundle" / "cubins").mkdir(parents=True)
+        (dest / "bundle" / "lib.so").write_bytes(b"\x7fELF" + bytes(range(256)) * 64)
+        (dest / "bundle" / "cubins" / "a.cubin").write_bytes(b"cubin" * 1000)
+        (dest / "bundle" / "tune.sh").write_text("echo tune\n")
+        (dest / "bundle" / "tune.sh").chmod(0o755)
+        return gpu.file_list(dest)
+
+    sizes = []
+    for name in ("one", "two"):
+        dest = tmp_path / name / "tune"
+        files = packed(dest)
+        sizes.append(gpu.archive_files(dest, files))
+        assert sorted(p.name for p in dest.iterdir()) == [gpu.CONTENT]
+    assert (tmp_path / "one/tune" / gpu.CONTENT).read_bytes() == \
+        (tmp_path / "two/tune" / gpu.CONTENT).read_bytes(), "the same files, other bytes"
+    assert sizes[0] < sum(f["bytes"] for f in files.values()) / 4
+
+    dest = tmp_path / "one" / "tune"
+    gpu.unarchive_files(dest, {"files": files})
+    assert gpu.file_list(dest) == {**files}
+    assert os.access(dest / "bundle" / "tune.sh", os.X_OK)
+    (dest / "bundle" / "lib.so").write_bytes(b"short")  # unpacked files are not unpacked again
+    gpu.unarchive_files(dest, {"files": files})
+    assert (dest / "bundle" / "lib.so").read_bytes() == b"short"
+    (dest / "bundle" / "lib.so").unlink()
+    gpu.unarchive_files(dest, {"files": files})
+    assert gpu.file_list(dest) == files
 
 
 def run_tool(tmp_path, *args):
