@@ -31,6 +31,7 @@ RAW = (
     "bench/results/gpu.json",
     "bench/results/headroom.json",
     "bench/results/launch_auto.json",
+    "bench/results/model_tune.json",
     "bench/results/torch_cold_start.json",
     "bench/results/tune.json",
     "bench/results/tune_heldout.json",
