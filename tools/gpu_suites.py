@@ -118,10 +118,10 @@ SUITES = {
         "budget_mib": 16,
     },
     "captured": {
-        "doc": "the ops captured from launchers (Liger's wrappers, ours, ours that compute with torch: composites) against those launchers on the JIT: eager, torch.compile(fullgraph=True) and an AOTInductor package, at the example sizes and two unseen ones",
+        "doc": "the ops captured from launchers (Liger's wrappers, ours, ours and Liger's KL divergence that compute with torch: composites) against those launchers on the JIT: eager, torch.compile(fullgraph=True) and an AOTInductor package, at the example sizes and two unseen ones",
         "workspace": ".",
         "copy": [
-            {"target": ["//tests/capture:liger_ops", "//tests/capture:serving_ops", "//tests/capture:torch_work_ops", "//tests/capture:composite_ops"], "glob": ["{name}.py", "lib{name}.so"], "to": ""},
+            {"target": ["//tests/capture:liger_ops", "//tests/capture:serving_ops", "//tests/capture:torch_work_ops", "//tests/capture:composite_ops", "//tests/capture:liger_composite_ops"], "glob": ["{name}.py", "lib{name}.so"], "to": ""},
             {"src": "tests/capture/serving_kernels.py", "to": "launchers"},
             # our launchers of the torch-work patterns, importable as tests.capture...
             {"src": "tests/capture/torch_work_launchers.py", "to": "launchers/tests/capture"},

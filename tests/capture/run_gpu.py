@@ -143,6 +143,17 @@ def composite_cases(rn, n):
         out.append(Case(name, [4096, 77, 1000], lambda s, c=count: tuple(rn(s) for _ in range(c)),
                         lambda *a, op=op: _tuple(op(*a)), lambda *a, f=launcher: _tuple(f(*a)),
                         tuple({0: n} for _ in range(count)), composite=True))
+    # a kernel package's own launcher that reduces with torch after its kernel (batchmean)
+    from liger_kernel.ops.kl_div import kldiv_forward_triton
+    lc = torch.ops.liger_composite
+
+    def kl_inputs(rows):
+        return (rn(rows, 4096).log_softmax(-1), rn(rows, 4096).softmax(-1))
+
+    out.append(Case("liger_kldiv", [512, 77, 1000], kl_inputs,
+                    lambda p, t: (lc.kldiv(p, t, 1e-10),),
+                    lambda p, t: (kldiv_forward_triton(p, t, False, "batchmean", 1e-10),),
+                    ({0: n}, {0: n}), composite=True))
     return out
 
 
@@ -206,6 +217,7 @@ def main() -> int:
     import serving_ops  # noqa: F401  (registers torch.ops.serving_captured)
     import torch_work_ops  # noqa: F401  (registers torch.ops.torch_work_captured)
     import composite_ops  # noqa: F401  (registers torch.ops.composite_captured)
+    import liger_composite_ops  # noqa: F401  (registers torch.ops.liger_composite)
     torch.manual_seed(0)
     work = Path(tempfile.mkdtemp(prefix="captured_aoti_"))
 
@@ -223,7 +235,8 @@ def main() -> int:
             check("the ops compiled no Triton kernel (eager, torch.compile, AOTInductor)",
                   not files, f"{len(files)} cubins" + (f": {files[:3]}" if files else ""))
     torch.cuda.synchronize()
-    kernels = {"scale_kernel", "add_one_kernel"}  # the composites' launchers' kernels
+    # the composites' launchers' kernels
+    kernels = {"scale_kernel", "add_one_kernel", "_kldiv_kernel_forward"}
     files = cubins()
     theirs = [f for f in files if Path(f).stem in kernels]
     check("the composite ops compiled none of their launchers' kernels", not theirs,
