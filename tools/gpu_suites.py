@@ -127,6 +127,7 @@ SUITES = {
             {"src": "tests/capture/torch_work_launchers.py", "to": "launchers/tests/capture"},
             {"src": "tests/capture/dep/kernels.py", "to": "launchers/tests/capture/dep"},
             {"src": "tests/capture/run_gpu.py", "to": ""},
+            {"src": "tests/capture/gpu_checks.py", "to": ""},
             # the launchers' own source for the JIT side: the GPU machine has no network
             {"wheel": "liger-kernel", "lock": "tools/kernel_packages.lock", "to": "site"},
         ],

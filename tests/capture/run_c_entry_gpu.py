@@ -11,7 +11,6 @@ Prints one PASS/FAIL line per check and writes c_entry.json into $OUT (or this f
 """
 
 import ctypes
-import json
 import os
 import sys
 import tempfile
@@ -25,20 +24,8 @@ sys.path[:0] = [str(CAPTURED), str(CAPTURED / "site"), str(CAPTURED / "launchers
 import torch  # noqa: E402
 from torch.utils.dlpack import to_dlpack  # noqa: E402
 
-RESULTS = []
+from gpu_checks import RESULTS, check, finish, same  # noqa: E402
 CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE = 0, 1
-
-
-def check(name: str, ok: bool, detail: str = "") -> None:
-    RESULTS.append({"check": name, "pass": bool(ok), "detail": detail})
-    print(f"{'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
-
-
-def same(a, b) -> tuple[bool, str]:
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False, f"shape/dtype {tuple(a.shape)} {a.dtype} vs {tuple(b.shape)} {b.dtype}"
-    diff = (a.float() - b.float()).abs().max().item() if a.numel() else 0.0
-    return torch.equal(a, b), f"max abs diff {diff:g}"
 
 
 _get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
@@ -180,14 +167,7 @@ def main() -> int:
             results = [same(a, b) for a, b in zip(got, other)]
             check(f"{name}: bit-identical to {what}", all(ok for ok, _ in results),
                   "; ".join(d for _, d in results))
-    passed = sum(r["pass"] for r in RESULTS)
-    print(f"\n{passed}/{len(RESULTS)} checks passed")
-    out = Path(os.environ.get("OUT") or HERE)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "c_entry.json").write_text(json.dumps({
-        "device": torch.cuda.get_device_name(), "torch": torch.__version__,
-        "checks": RESULTS}, indent=1) + "\n")
-    return 0 if passed == len(RESULTS) else 1
+    return finish("c_entry.json", HERE)
 
 
 if __name__ == "__main__":

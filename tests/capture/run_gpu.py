@@ -20,7 +20,6 @@ in fp32, and a size no example call covers refused by the size-table op.
 Prints one PASS/FAIL line per check and writes captured.json into $OUT (or the suite's folder).
 """
 
-import json
 import os
 import sys
 import tempfile
@@ -33,20 +32,8 @@ sys.path[:0] = [str(HERE), str(HERE / "site"), str(HERE / "launchers")]
 
 import torch  # noqa: E402
 
-RESULTS = []
+from gpu_checks import RESULTS, check, finish, same  # noqa: E402
 MODES = ("eager", "compile", "aoti")
-
-
-def check(name: str, ok: bool, detail: str = "") -> None:
-    RESULTS.append({"check": name, "pass": bool(ok), "detail": detail})
-    print(f"{'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
-
-
-def same(a, b) -> tuple[bool, str]:
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False, f"shape/dtype {tuple(a.shape)} {a.dtype} vs {tuple(b.shape)} {b.dtype}"
-    diff = (a.float() - b.float()).abs().max().item() if a.numel() else 0.0
-    return torch.equal(a, b), f"max abs diff {diff:g}"
 
 
 def cubins() -> list[str]:
@@ -268,14 +255,7 @@ def main() -> int:
             err = (got[0].float() - ref).abs().max().item()
             check(f"decode_attention size {size}: matches torch's attention in fp32", err < 2e-2,
                   f"max abs err {err:.2e}")
-    passed = sum(r["pass"] for r in RESULTS)
-    print(f"\n{passed}/{len(RESULTS)} checks passed")
-    out = Path(os.environ.get("OUT") or HERE)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "captured.json").write_text(json.dumps({
-        "device": torch.cuda.get_device_name(), "torch": torch.__version__,
-        "checks": RESULTS}, indent=1) + "\n")
-    return 0 if passed == len(RESULTS) else 1
+    return finish("captured.json", HERE)
 
 
 if __name__ == "__main__":
