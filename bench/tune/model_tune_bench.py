@@ -105,6 +105,10 @@ def bench_pack(pack: Path, args, torch, res: dict) -> None:
             for a in range(p.lib.num_algos):
                 if p.lib.fn(stream, *cargs, a) == 0:
                     methods[f"algo{a}"] = (lambda st, a=a: p.lib.fn(st, *cargs, a))
+            # the retuned pick once more, as a method of its own: two sides running the
+            # identical kernel, whose agreement the report prints
+            if f"algo{pick_new}" in methods:
+                methods["repeat"] = methods[f"algo{pick_new}"]
             a_, b_ = args_[0], args_[1]
             out = torch.empty_like(args_[2])
             methods["cublas"] = lambda st=None: torch.matmul(a_, b_, out=out)
@@ -113,12 +117,14 @@ def bench_pack(pack: Path, args, torch, res: dict) -> None:
                                                     args.busy)
             t = {k: statistics.median(v) for k, v in per.items()}
             algos = {int(k[4:]): v for k, v in t.items() if k.startswith("algo")}
+            repeat = t.get("repeat")
             oracle = min(algos.values())
             row = {"library": p.name, "layer": layer.name, "shape": list(shape),
                    "hints": hints, "batch": batch, "cublas_us": t["cublas"],
                    "oracle_us": oracle, "oracle_algo": min(algos, key=algos.get),
                    "new_algo": pick_new, "new_us": algos.get(pick_new),
-                   "old_algo": pick_old, "old_us": algos.get(pick_old)}
+                   "old_algo": pick_old, "old_us": algos.get(pick_old),
+                   "repeat_disagreement": abs(repeat / algos[pick_new] - 1) if repeat else None}
             for k in ("new", "old"):
                 row[f"{k}_vs_oracle"] = oracle / row[f"{k}_us"] if row[f"{k}_us"] else 0.0
                 row[f"{k}_vs_cublas"] = t["cublas"] / row[f"{k}_us"] if row[f"{k}_us"] else 0.0
@@ -146,6 +152,18 @@ def summary(rows: list[dict]) -> list[dict]:
     return out
 
 
+SAME_KERNEL_LIMIT = 0.02  # median disagreement of the retuned pick timed twice
+
+
+def same_kernel_check(rows: list[dict]) -> dict:
+    """The retuned pick timed as two methods in the same run: their median disagreement."""
+    d = sorted(r["repeat_disagreement"] for r in rows if r.get("repeat_disagreement") is not None)
+    if not d:
+        return {"pairs": 0, "valid": False}
+    return {"pairs": len(d), "median": statistics.median(d), "max": d[-1],
+            "valid": statistics.median(d) <= SAME_KERNEL_LIMIT}
+
+
 def markdown(res: dict) -> str:
     env = res["environment"]
     lines = ["# Tuning a new model: wall time, and the table it gives at untuned batch sizes", "",
@@ -166,6 +184,13 @@ def markdown(res: dict) -> str:
              ("new_vs_oracle", "old_vs_oracle", "new_vs_cublas", "old_vs_cublas")]
         lines.append(f"| {s['library']} | {s['cublas_time']} | {s['shapes']} | "
                      + " | ".join(c) + f" | {s['new_below_0.85_oracle']} |")
+    same = res.get("same_kernel")
+    if same:
+        lines += ["", "Sanity check, every method timed the same way in one run (one launch "
+                  "count, one CUDA graph each, rotating rounds): the retuned pick timed twice, "
+                  + (f"{same['pairs']} pairs, disagreement median {same['median']:.2%}, max "
+                     f"{same['max']:.2%}: {'PASS' if same['valid'] else 'FAIL'} (median <= "
+                     f"{SAME_KERNEL_LIMIT:.0%})" if same["pairs"] else "no pairs: FAIL")]
     return "\n".join(lines) + "\n"
 
 
@@ -193,13 +218,14 @@ def main() -> int:
         bench_pack(pack, args, torch, res)
     res["seconds"] = time.monotonic() - t0
     res["summary"] = summary(res["rows"])
+    res["same_kernel"] = same_kernel_check(res["rows"])
     md = markdown(res)
     print(md)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / f"{args.stem}.json").write_text(json.dumps(res, indent=1) + "\n")
         (args.out / f"{args.stem}.md").write_text(md)
-    return 0
+    return 0 if res["same_kernel"]["valid"] else 1
 
 
 if __name__ == "__main__":

@@ -42,3 +42,14 @@ def test_summary_and_report():
            "tuning": [{"library": "mm", "calls": 264, "gpus": "all", "seconds": 80.2}]}
     md = mtb.markdown(res)
     assert "| mm | 264 | all | 80 s |" in md and "| mm | all | 2 | 0.913 (0.833)" in md
+
+
+def test_same_kernel_check_reports_the_pick_timed_twice():
+    rows = [{"repeat_disagreement": d} for d in (0.001, 0.004, 0.03)] + [{"repeat_disagreement": None}]
+    same = mtb.same_kernel_check(rows)
+    assert same["pairs"] == 3 and same["valid"] and abs(same["median"] - 0.004) < 1e-12
+    assert not mtb.same_kernel_check([{"repeat_disagreement": 0.05}])["valid"]
+    assert not mtb.same_kernel_check([])["valid"]
+    md = mtb.markdown({"environment": {"gpu": "g", "torch": "t", "date": "d"}, "tuning": [],
+                       "summary": [], "same_kernel": same})
+    assert "3 pairs, disagreement median 0.40%, max 3.00%: PASS" in md
