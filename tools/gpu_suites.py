@@ -236,6 +236,7 @@ SUITES = {
         "flags": ["--@rules_triton//:tuning_stale_ok", "--@rules_triton//:specialization_algos"],
         "copy": _TUNED,
         "run": [],  # read by tune_bench
+        "archive": True,  # about 85 MiB (each bundle's cubins and its tuning library)
         "budget_mib": 48,
     },
     "tuned_choice": {

@@ -5,14 +5,14 @@ model picks an algo for that point's shape and hint class from the remaining poi
 the held-out point's measured time of that algo over the point's best (1.0: the tuner's own
 choice). Several models side by side, over every point of every table given:
 
-  nearest          the winner of the nearest point in log2 key space, any hint class (the
-                   lookup before hint classes and voting)
+  nearest          the winner of the nearest point over the key logs and their products, any
+                   hint class (the lookup before hint classes and voting)
   nearest-class    the same, points of the call's own hint class first (CLASS_PENALTY)
   knn-K            the K nearest points (own class first: other classes CLASS_PENALTY further)
-                   vote with their slowdowns, weighted by 1 / (distance + DISTANCE_BIAS),
-                   over the key logs (the models before the one in use)
-  in use           triton_aot.contract.tuning_table.choose as NAME_auto runs it (features,
-                   class distances, NEIGHBOURS)
+                   vote with their slowdowns, weighted by 1 / (distance + distance_bias),
+                   over the key logs and their products (the models before the one in use)
+  in use           triton_aot.contract.tuning_table.choose as NAME_auto runs it (the table's
+                   SelectionModel, class distances, within the class's portfolio)
 
     python3 bench/tune/selection_eval.py examples/kernels/*.tuning.json [--out bench/results]
 
@@ -23,6 +23,7 @@ best time / chosen time (the fraction of the oracle's speed kept) and the worst 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -36,39 +37,32 @@ from triton_aot.contract import tuning_table as tuning  # noqa: E402
 NO_PENALTY = 0
 
 
-IN_USE = f"knn-{tuning.NEIGHBOURS} within the class's portfolio (in use)"
+IN_USE = "in use (the table's selection model, within the class's portfolio)"
 
 
-def models():
-    """(name, choose(rows, q, cls, default, allowed) -> algo); `allowed` is the call class's
-    portfolio (tuning.class_algos), which only the model in use votes within."""
-    # the models before the features and class distances work on the key logs alone
-    old = dict(use_features=False)
-    out = [(IN_USE, lambda rows, q, c, d, allowed: tuning.choose(
-               rows, q, c, d, allowed=allowed, class_dist=_CLASS_DIST[0])),
-           ("nearest", lambda rows, q, c, d, _: tuning.choose(rows, q, c, d, neighbours=1,
-                                                              class_penalty=NO_PENALTY, **old)),
-           ("nearest-class", lambda rows, q, c, d, _: tuning.choose(rows, q, c, d, neighbours=1,
-                                                                    **old))]
+def models(table: tuning.Table):
+    """(name, selection model, flat class penalty or None for the table's class distances,
+    whether the vote is limited to the call class's portfolio)."""
+    logs = tuning.KEY_LOGS
+    out = [(IN_USE, tuning.model_for(len(table.key)), None, True),
+           ("nearest", dataclasses.replace(logs, neighbours=1), NO_PENALTY, False),
+           ("nearest-class", dataclasses.replace(logs, neighbours=1), tuning.CLASS_PENALTY,
+            False)]
     for k in (2, 4, 8, 16):
         for penalty in (2 * tuning.Q, 4 * tuning.Q, 8 * tuning.Q):
             out.append((f"knn-{k} class penalty {penalty // tuning.Q} octaves",
-                        lambda rows, q, c, d, _, k=k, p=penalty: tuning.choose(
-                            rows, q, c, d, neighbours=k, class_penalty=p, **old)))
-    out.append(("knn-8 no class penalty",
-                lambda rows, q, c, d, _: tuning.choose(rows, q, c, d, neighbours=8,
-                                                       class_penalty=NO_PENALTY, **old)))
+                        dataclasses.replace(logs, neighbours=k), penalty, False))
+    out.append(("knn-8 no class penalty", dataclasses.replace(logs, neighbours=8), NO_PENALTY,
+                False))
     return out
 
 
-_CLASS_DIST = [None]  # the table being evaluated's class distances (the model in use needs them)
-
-
-def evaluate(table: tuning.Table, choose, grid=None) -> list[dict]:
-    _CLASS_DIST[0] = tuning.class_distances(table)
+def evaluate(table: tuning.Table, model: tuning.SelectionModel, penalty: int | None,
+             in_portfolio: bool) -> list[dict]:
+    class_dist = tuning.class_distances(table, model) if penalty is None else None
     out = []
     for dev in table.devices:
-        rows = tuning.rows_of(table, dev)
+        rows = tuning.rows_of(table, dev, model)
         # the portfolios of the whole table: the held-out point still helped choose them
         allowed = tuning.class_algos(table, dev)
         points = [p for p in dev.points if p.winner is not None]
@@ -77,7 +71,11 @@ def evaluate(table: tuning.Table, choose, grid=None) -> list[dict]:
             if not any(isinstance(t, float) for t in times):
                 continue
             rest = rows[:i] + rows[i + 1:]
-            algo = choose(rest, row.logs, row.hint_class, 0, allowed[row.hint_class + 1])
+            algo = tuning.choose(rest, row.feats, row.hint_class, 0, model,
+                                 allowed=allowed[row.hint_class + 1] if in_portfolio else None,
+                                 class_dist=class_dist,
+                                 class_penalty=tuning.CLASS_PENALTY if penalty is None
+                                 else penalty)
             best = times[p.winner]
             t = times[algo]
             kept = best / t if isinstance(t, float) else 0.0
@@ -100,14 +98,13 @@ def main() -> int:
     args = ap.parse_args()
     wanted = [m for m in args.models.split(",") if m]
     res = {"format": "rules_triton.selection_eval.v1", "model": {
-        "neighbours": tuning.NEIGHBOURS, "class_token_penalty": tuning.CLASS_TOKEN_PENALTY,
-        "distance_bias": tuning.DISTANCE_BIAS, "slow_cap": tuning.SLOW_CAP}, "results": []}
+        m.name: dataclasses.asdict(m) for m in (tuning.GEMM, tuning.KEY_LOGS)}, "results": []}
     for path in args.tables:
         table = tuning.read_table(path)
-        for name, choose in models():
+        for name, model, penalty, in_portfolio in models(table):
             if wanted and not any(name.startswith(w) for w in wanted):
                 continue
-            got = evaluate(table, choose)
+            got = evaluate(table, model, penalty, in_portfolio)
             kept = [g["kept"] for g in got]
             worst = min(got, key=lambda g: g["kept"]) if got else None
             res["results"].append({

@@ -20,7 +20,7 @@ Each choice costs the held-out shape's time of the chosen algo over its best of 
 oracle; the JIT's autotuner, which times every config on each new shape and keeps the fastest,
 approximates it on the same data). Reported per stratum (layout, the oracle's time band, dtype)
 as the geometric mean and the worst of oracle time / chosen time, for the selection in use and
-the one before it (knn-8 over the key logs, a flat 4-octave class penalty), and the portfolio
+the one before it (4 neighbours over the key logs and their products), and the portfolio
 ceiling: the best algo of the call class's portfolio, which no selection limited to the
 portfolios (what the build compiles) can beat. The gap between a selection and the ceiling is
 the vote's; the gap between the ceiling and 1.0 is the portfolios'.
@@ -73,53 +73,21 @@ NT_ARGS = ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_ak", "
 @dataclass(frozen=True)
 class Selection:
     name: str
-    neighbours: int
-    features: bool
-    token_classes: bool
-    # None: the portfolios in use; (keep, most algos): portfolios chosen with those; "all":
-    # every algo allowed (what the vote alone keeps)
-    portfolio: tuple[float, int] | str | None = None
+    model: tuning.SelectionModel
+    # None: the portfolios in use; "all": every algo allowed (what the vote alone keeps)
+    portfolio: str | None = None
 
-    def allowed(self, table: tuning.Table, dev: tuning.Device, cls: int):
-        if self.portfolio == "all":
-            return None
-        if self.portfolio is None:
-            return tuning.class_algos(table, dev)[cls + 1]
-        return _class_algos_with(table, dev, *self.portfolio)[cls + 1]
-
-    def choose(self, table: tuning.Table, dev: tuning.Device, q, cls: int) -> int:
-        rows = tuning.rows_of(table, dev)
-        return tuning.choose(rows, q, cls, 0, neighbours=self.neighbours,
-                             allowed=self.allowed(table, dev, cls),
-                             class_dist=tuning.class_distances(table) if self.token_classes
-                             else None, use_features=self.features)
+    def choose(self, table: tuning.Table, dev: tuning.Device, key, cls: int) -> int:
+        rows = tuning.rows_of(table, dev, self.model)
+        allowed = None if self.portfolio == "all" else tuning.class_algos(table, dev)[cls + 1]
+        return tuning.choose(rows, tuning.query_features(self.model, key), cls, 0, self.model,
+                             allowed=allowed,
+                             class_dist=tuning.class_distances(table, self.model))
 
 
-_PORTFOLIOS: dict = {}
-
-
-def _class_algos_with(table, dev, keep: float, most: int):
-    """tuning.class_algos with portfolios kept to `keep` of the best, at most `most` algos."""
-    k = (id(table), id(dev), keep, most)
-    if k not in _PORTFOLIOS:
-        saved = tuning.PORTFOLIO_KEEP_Q, tuning.PORTFOLIO_MAX
-        tuning.PORTFOLIO_KEEP_Q = round(tuning.Q * math.log2(1 / keep))
-        tuning.PORTFOLIO_MAX = most
-        try:
-            _PORTFOLIOS[k] = (table, dev, tuning.class_algos.__wrapped__(table, dev))
-        finally:
-            tuning.PORTFOLIO_KEEP_Q, tuning.PORTFOLIO_MAX = saved
-    return _PORTFOLIOS[k][2]
-
-
-NEW = Selection("in use", tuning.NEIGHBOURS, True, True)
-OLD = Selection("before (knn-8, key logs, flat class penalty, portfolios 98% / 8)", 8, False,
-                False, (0.98, 8))
-NARROW = Selection("in use with the former portfolios (98% / 8 algos)", tuning.NEIGHBOURS,
-                   True, True, (0.98, 8))
-WIDER = Selection("in use, portfolios 99.5% / 12 algos", tuning.NEIGHBOURS, True, True,
-                  (0.995, 12))
-ALL = Selection("in use, every algo allowed", tuning.NEIGHBOURS, True, True, "all")
+NEW = Selection("in use (GEMM tile features)", tuning.GEMM)
+FORMER = Selection("before (key logs and their products, 4 neighbours)", tuning.KEY_LOGS)
+ALL = Selection("in use, every algo allowed", tuning.GEMM, "all")
 
 
 def nt_hints(m: int, n: int, k: int) -> str:
@@ -160,7 +128,7 @@ def table_cases(dtype: str, selections) -> list[dict]:
                 times = _times(p)
                 layout = "nt" if "stride_bk:1" in p.hints.split() else "nn"
                 cls = tuning.class_of(train, p.hints)
-                q = [tuning.log2_q8(v) for v in p.key]
+                q = p.key
                 row = {"source": "tables", "dtype": dtype, "model": model, "layout": layout,
                        "shape": list(p.key), "oracle_us": min(times)}
                 out.append(_scored(row, times, train, tdev, q, cls, selections))
@@ -192,7 +160,7 @@ def headroom_cases(dtype: str, selections) -> list[dict]:
         t = r["times_us"]
         times = [t.get(f"lib:{a}", math.inf) or math.inf for a in range(len(table.algos))]
         cls = tuning.class_of(table, nt_hints(m, n, k))
-        q = [tuning.log2_q8(v) for v in (m, n, k)]
+        q = (m, n, k)
         row = {"source": "headroom", "dtype": dtype, "model": r["label"], "layout": "nt",
                "shape": [m, n, k], "oracle_us": min(times), "cublas_us": t.get("cublas")}
         out.append(_scored(row, times, table, dev, q, cls, selections))
@@ -213,7 +181,7 @@ def heldout_cases(dtype: str, selections) -> list[dict]:
             continue
         times = [r["config_us"].get(str(a), math.inf) for a in range(len(table.algos))]
         cls = tuning.class_of(table, r["hints"])
-        q = [tuning.log2_q8(v) for v in r["shape"]]
+        q = tuple(r["shape"])
         row = {"source": "heldout", "dtype": dtype, "model": r["label"], "layout": r["layout"],
                "shape": list(r["shape"]), "oracle_us": min(times),
                "measured auto": min(times) / r["auto_us"]}
@@ -281,7 +249,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    selections = (NEW, OLD, NARROW, WIDER, ALL)
+    selections = (NEW, FORMER, ALL)
     rows = []
     for dtype in TABLES:
         rows += (table_cases(dtype, selections) + headroom_cases(dtype, selections)
@@ -293,10 +261,11 @@ def main() -> int:
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         res = {"format": "rules_triton.selection_lmo.v1",
-               "model": {"neighbours": tuning.NEIGHBOURS,
-                         "class_token_penalty": tuning.CLASS_TOKEN_PENALTY,
-                         "no_class_penalty": tuning.NO_CLASS_PENALTY,
-                         "distance_bias": tuning.DISTANCE_BIAS, "slow_cap": tuning.SLOW_CAP,
+               "model": {"name": tuning.GEMM.name, "neighbours": tuning.GEMM.neighbours,
+                         "class_token_penalty": tuning.GEMM.class_token_penalty,
+                         "no_class_penalty": tuning.GEMM.no_class_penalty,
+                         "distance_bias": tuning.GEMM.distance_bias,
+                         "slow_cap": tuning.SLOW_CAP,
                          "portfolio_keep_q": tuning.PORTFOLIO_KEEP_Q,
                          "portfolio_max": tuning.PORTFOLIO_MAX},
                "summary": summary}

@@ -72,12 +72,11 @@ def mm_lib(tmp_path_factory):
     (9, 0, 300, 300, 300, "mm_a0_sm90"),
     (9, 0, 3000, 3000, 3000, "mm_a2_sm90"),
     (9, 0, 2, 4096, 4096, "mm_a1_sm90"),
-    # (64, 64, 64) has no winner, so never decides; the 4 others vote, and algo 1 (best at
-    # two of them, 2.0x at the others) is the least slow over them
-    (9, 0, 64, 64, 64, "mm_a1_sm90"),
-    # 1024^3 is as far from 256^3 (algo 0) as from 4096^3 (algo 2) in every feature (each key
-    # and the products M*N, M*N*K): algo 1, 2.02x the best at both, is the least slow over all
-    # four points (algo 0 is 2.00x at the three others, algo 2 2.04x)
+    # (64, 64, 64) has no winner, so never decides; the 2 nearest points vote, 256^3 (algo 0)
+    # nearer, so weighing more than (1, 4096, 4096) (algo 1)
+    (9, 0, 64, 64, 64, "mm_a0_sm90"),
+    # the GEMM features count output tiles: 1024^2 (256 tiles of 64 x 64) is nearer to
+    # 16 x 11008 (172) and 1 x 4096 (64) than to 256^2 (16) or 4096^2 (4096); both pick algo 1
     (9, 0, 1024, 1024, 1024, "mm_a1_sm90"),
     # sizes <= 1 count as 1
     (9, 0, 0, 4096, 4096, "mm_a1_sm90"),
@@ -361,6 +360,11 @@ def test_a_key_and_pattern_twice_is_refused():
 # ---- pruned specializations: each pattern keeps the algos NAME_auto can launch through it ----
 
 
+def _query(*logs):
+    """The features of the (M, N, K) whose log2 are these, in 1/256 octave."""
+    return tuning.query_features(tuning.GEMM, [round(2 ** (v / 256)) for v in logs])
+
+
 def test_reach_covers_every_choice_of_the_class():
     """Every algo `choose` picks for a call of a class (dense queries, finer than the module's
     grid) is kept by the pattern such calls launch; the generic pattern is not listed."""
@@ -369,7 +373,7 @@ def test_reach_covers_every_choice_of_the_class():
     assert set(kept) == {ALIGNED_K, ALIGNED_ONLY}
     for pattern, hint_class in ((ALIGNED_K, 0), (ALIGNED_ONLY, 1)):
         rows = tuning.rows_of(table, table.devices[0])
-        picks = {tuning.choose(rows, (m, n, k), hint_class, 1)
+        picks = {tuning.choose(rows, _query(m, n, k), hint_class, 1, tuning.GEMM)
                  for m in range(0, 16 * 256, 96) for n in range(0, 16 * 256, 384)
                  for k in range(0, 16 * 256, 96)}
         assert picks <= set(kept[pattern]), pattern
@@ -391,7 +395,7 @@ def test_reach_of_a_pattern_without_a_class():
     table = tuning.Table.from_json(table_for(hinted_variants(), [HINTED]).to_json())
     kept = tuning_reach.specialization_algos(table, [ALIGNED_K, ALIGNED_ONLY, "K:16", ""], 1)
     rows = tuning.rows_of(table, table.devices[0])
-    picks = {tuning.choose(rows, (m, m, k), -1, 1)
+    picks = {tuning.choose(rows, _query(m, m, k), -1, 1, tuning.GEMM)
              for m in range(0, 16 * 256, 128) for k in range(1024, 16 * 256, 128)}
     assert picks <= set(kept["K:16"])
 

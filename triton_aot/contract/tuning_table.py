@@ -31,12 +31,12 @@ The fingerprint of an algo hashes what makes it that algo (constexpr values, num
 num_stages, num_ctas, maxnreg): when the library's algo list changes, the link tool sees the
 table no longer describes it and fails the build with the command that retunes it.
 
-Lookup (the C of NAME_auto and `lookup()` here, which agree bit for bit): the key arguments'
-base-2 logarithms in fixed point (1/256 octave, from the position of the leading bit and a
-256-entry table of the next 8 bits; values <= 1 count as 1), then the tuned points of the
-device's SM vote (`choose` below: the 4 nearest in L1 distance over the features, each key's
-log2 and the log2 of the leading keys' products, plus a distance between the call's and the
-point's hint classes), among the few algos of the class's portfolio.
+Lookup (the C of NAME_auto and `lookup()` here, which agree bit for bit): each key argument's
+leading 9 bits (`lead9`), from which its base-2 logarithm in fixed point (1/256 octave, from the
+position of the leading bit and a 256-entry table of the next 8 bits; values <= 1 count as 1)
+and, for a GEMM's (M, N, K), its tile counts; then the tuned points of the device's SM vote
+(`choose` below: the nearest in L1 distance over the selection model's features, plus a distance
+between the call's and the point's hint classes), among the few algos of the class's portfolio.
 A device SM with no points, or no table, gives the library's default algo
 (`tuning_default_algo`).
 """
@@ -66,14 +66,37 @@ class TableError(ValueError):
     """A table the tools cannot use; the message names the field."""
 
 
-def log2_q8(x: int) -> int:
-    """log2(x) in 1/256 octaves, as the generated C computes it (x <= 1 -> 0)."""
+def lead9(x: int) -> int:
+    """x's leading one and the 8 bits after it, as (position << 8) | bits (x <= 1 -> 0): all the
+    lookup reads of a key value, so a call's answer depends on these alone (the C memoises it by
+    them)."""
     if x <= 1:
         return 0
     x = min(int(x), (1 << 63) - 1)
     e = x.bit_length() - 1
     f = (x >> (e - 8)) if e >= 8 else (x << (8 - e))
-    return e * Q + LOG2_FRAC[f & 0xFF]
+    return e << 8 | (f & 0xFF)
+
+
+def log2_of_lead(lead: int) -> int:
+    """log2 in 1/256 octaves of a value with this lead9."""
+    return (lead >> 8) * Q + LOG2_FRAC[lead & 0xFF]
+
+
+def log2_q8(x: int) -> int:
+    """log2(x) in 1/256 octaves, as the generated C computes it (x <= 1 -> 0)."""
+    return log2_of_lead(lead9(x))
+
+
+def kept_value(lead: int) -> int:
+    """The value a lead9 keeps: x with the bits below its leading 9 cleared (>= 1)."""
+    e, m = lead >> 8, 256 | (lead & 0xFF)
+    return m << (e - 8) if e >= 8 else m >> (8 - e)
+
+
+def tiles_log2_q8(lead: int, tile: int) -> int:
+    """log2 in 1/256 octaves of the number of `tile`-sized tiles that cover kept_value(lead)."""
+    return log2_q8((kept_value(lead) - 1) // tile + 1)
 
 
 def fingerprint(constexprs: dict[str, Any], num_warps: int, num_stages: int, num_ctas: int = 1,
@@ -284,51 +307,102 @@ def read_table(path: str | Path) -> Table:
 
 # ---- lookup (the reference for the generated C) -----------------------------------------------
 
-# The selection model: the NEIGHBOURS tuned points nearest the query vote for each algo with
+# The selection model: the `neighbours` tuned points nearest the query vote for each algo with
 # its slowdown there (log2 of its time over that point's best, in 1/256 octave, capped at
 # SLOW_CAP: failed or unmeasured algos count as that slow), weighted by WEIGHT // (distance +
-# DISTANCE_BIAS); the algo of the call class's portfolio (below) with the smallest sum is
-# launched. The distance is L1 over the point's features (`features`: each key's log2 and the
-# log2 of the products of the leading keys, for a matmul's M, N, K the output's M*N elements and
-# the M*N*K work, which decide the tile and wave count more than any one size does), plus the
+# distance_bias); the algo of the call class's portfolio (below) with the smallest sum is
+# launched. The distance is L1 over the point's features (a SelectionModel's, below) plus the
 # distance of the hint classes (triton_aot.tuning.call_hints: the pattern the call's variant was
-# compiled for): CLASS_TOKEN_PENALTY per hint one pattern has and the other lacks (M:16 alone
-# changes little, another operand layout a lot), NO_CLASS_PENALTY to or from a call or point of
+# compiled for): class_token_penalty per hint one pattern has and the other lacks (M:16 alone
+# changes little, another operand layout a lot), no_class_penalty to or from a call or point of
 # no class. A query on a tuned point of its class launches that point's winner (the fastest
-# portfolio algo there). The values were chosen leaving whole models out of the committed
-# tables (bench/tune/selection_eval.py --leave_models_out, bench/results/selection.md): a table
-# is asked for the layers of models it never saw.
-NEIGHBOURS = 4
+# portfolio algo there).
 CLASS_PENALTY = 4 * Q  # between classes when the classes' hints are not known (choose's default)
-CLASS_TOKEN_PENALTY = Q // 2
-NO_CLASS_PENALTY = 4 * Q
-DISTANCE_BIAS = Q // 4
 SLOW_CAP = 4 * Q
 WEIGHT = 1 << 24
 
 
-def features(logs: Sequence[int]) -> tuple[int, ...]:
-    """The selection's coordinates of a point: its keys' log2_q8, then the sums of the first
-    2, 3, ... of them (the log2 of the leading keys' products)."""
-    out = list(logs)
-    run = logs[0] if logs else 0
-    for v in logs[1:]:
-        run += v
-        out.append(run)
-    return tuple(out)
+@dataclass(frozen=True)
+class Term:
+    """sign * log2_q8 of key `key`'s value (tile 0), or of the number of `tile`-sized tiles
+    that cover it."""
+    sign: int
+    key: int
+    tile: int = 0
+
+
+@dataclass(frozen=True)
+class Feature:
+    """weight * the sum of the terms: one coordinate of the selection's distance."""
+    weight: int
+    terms: tuple[Term, ...]
+
+
+@dataclass(frozen=True)
+class SelectionModel:
+    """How far a call is from a tuned point, and how many points vote. The generated C computes
+    the same features from the same description (triton_aot.emit_c.c_library)."""
+    name: str
+    neighbours: int
+    distance_bias: int
+    class_token_penalty: int
+    no_class_penalty: int
+    gemm: bool  # features of a (rows, columns, reduction) key; else each key's log and products
+
+    def features_of(self, num_keys: int) -> tuple[Feature, ...]:
+        if self.gemm:
+            return GEMM_FEATURES
+        logs = tuple(Feature(1, (Term(1, k),)) for k in range(num_keys))
+        return logs + tuple(Feature(1, tuple(Term(1, j) for j in range(k + 1)))
+                            for k in range(1, num_keys))
+
+
+# A key of three values is read as a GEMM's (M, N, K): output rows, output columns, reduction.
+# What decides the fastest config there is the tile arithmetic, so the coordinates are the
+# number of 64 x 64 and of 128 x 128 output tiles (weighted 8 and 4: wave quantization and tile
+# padding, the configs' tile sizes), N and K (weighted 2: the weight matrix), the output's size
+# M * N and N / K (its aspect). Chosen leaving whole models out of the committed tables and
+# scoring bench/results/headroom.json's unseen layers (bench/tune/selection_lmo.py): on held-out
+# models' layers it keeps 0.972x / 0.973x the oracle where the key logs kept 0.965x / 0.966x,
+# and the tile counts are most of that (continuous log2 of M/64 in place of whole tiles: 0.969x).
+GEMM_FEATURES = (
+    Feature(2, (Term(1, 1),)),
+    Feature(2, (Term(1, 2),)),
+    Feature(1, (Term(1, 0), Term(1, 1))),
+    Feature(1, (Term(1, 1), Term(-1, 2))),
+    Feature(8, (Term(1, 0, 64), Term(1, 1, 64))),
+    Feature(4, (Term(1, 0, 128), Term(1, 1, 128))),
+)
+GEMM = SelectionModel("gemm tiles", neighbours=2, distance_bias=26, class_token_penalty=Q,
+                      no_class_penalty=8 * Q, gemm=True)
+# Any other key: each key's log2 and the log2 of the products of the leading keys.
+KEY_LOGS = SelectionModel("key logs", neighbours=4, distance_bias=Q // 4,
+                          class_token_penalty=Q // 2, no_class_penalty=4 * Q, gemm=False)
+
+
+def model_for(num_keys: int) -> SelectionModel:
+    return GEMM if num_keys == 3 else KEY_LOGS
+
+
+def features(model: SelectionModel, leads: Sequence[int]) -> tuple[int, ...]:
+    """The selection's coordinates of a call or point whose keys have these lead9 values."""
+    return tuple(f.weight * sum(t.sign * (log2_of_lead(leads[t.key]) if t.tile == 0
+                                          else tiles_log2_q8(leads[t.key], t.tile))
+                                for t in f.terms)
+                 for f in model.features_of(len(leads)))
+
+
+def query_features(model: SelectionModel, values: Sequence[int]) -> tuple[int, ...]:
+    return features(model, [lead9(v) for v in values])
 
 
 @dataclass(frozen=True)
 class Row:
     """A point as the lookup sees it (and as the C table holds it)."""
-    logs: tuple[int, ...]   # log2_q8 of each key value
+    feats: tuple[int, ...]  # `features` of its keys
     hint_class: int         # index into the table's classes, -1 when the point has no hints
     winner: int
     slow: tuple[int, ...]   # per algo: log2(time / best time) in 1/256 octave, capped
-
-    @functools.cached_property
-    def feats(self) -> tuple[int, ...]:
-        return features(self.logs)
 
 
 def classes(table: Table) -> list[str]:
@@ -339,13 +413,16 @@ def classes(table: Table) -> list[str]:
 
 
 @functools.lru_cache(maxsize=8)
-def class_distances(table: Table) -> tuple[tuple[int, ...], ...]:
+def class_distances(table: Table, model: SelectionModel | None = None
+                    ) -> tuple[tuple[int, ...], ...]:
     """[class + 1][class + 1] (0: no class): the distance `choose` adds between a call's and a
     point's hint classes (the selection model above)."""
+    model = model or model_for(len(table.key))
     hints = [set(h.split()) for h in classes(table)]
-    out = [[0] + [NO_CLASS_PENALTY] * len(hints)]
+    out = [[0] + [model.no_class_penalty] * len(hints)]
     for a in hints:
-        out.append([NO_CLASS_PENALTY] + [CLASS_TOKEN_PENALTY * len(a ^ b) for b in hints])
+        out.append([model.no_class_penalty] + [model.class_token_penalty * len(a ^ b)
+                                               for b in hints])
     return tuple(tuple(r) for r in out)
 
 
@@ -408,10 +485,11 @@ def class_algos(table: Table, dev: Device) -> tuple[tuple[int, ...], ...]:
                  for c in range(-1, len(index)))
 
 
-@functools.lru_cache(maxsize=8)
-def rows_of(table: Table, dev: Device) -> tuple[Row, ...]:
+@functools.lru_cache(maxsize=16)
+def rows_of(table: Table, dev: Device, model: SelectionModel | None = None) -> tuple[Row, ...]:
     """The device's points that have a winner, in table order; a point's winner is the fastest
     algo of its class's portfolio there."""
+    model = model or model_for(len(table.key))
     index = {h: i for i, h in enumerate(classes(table))}
     allowed = class_algos(table, dev)
     rows = []
@@ -420,14 +498,9 @@ def rows_of(table: Table, dev: Device) -> tuple[Row, ...]:
             continue
         cls = index.get(p.hints, -1)
         slow = slowdowns(p, len(table.algos))
-        rows.append(Row(tuple(log2_q8(v) for v in p.key), cls,
+        rows.append(Row(query_features(model, p.key), cls,
                         min(allowed[cls + 1], key=lambda a: (slow[a], a)), slow))
     return tuple(rows)
-
-
-def point_logs(points: Iterable[Point]) -> list[tuple[tuple[int, ...], int]]:
-    """(log2_q8 of each key value, winner) of the points that have a winner, in table order."""
-    return [(tuple(log2_q8(v) for v in p.key), p.winner) for p in points if p.winner is not None]
 
 
 def class_of(table: Table, call_hints: str | None) -> int:
@@ -442,32 +515,32 @@ def class_of(table: Table, call_hints: str | None) -> int:
     return -1
 
 
-def choose(rows: Sequence[Row], q: Sequence[int], hint_class: int, default: int,
-           neighbours: int = NEIGHBOURS, class_penalty: int = CLASS_PENALTY,
-           distance_bias: int = DISTANCE_BIAS, allowed: Sequence[int] | None = None,
-           class_dist: Sequence[Sequence[int]] | None = None, use_features: bool = True) -> int:
-    """The model above on log2_q8 query values (integer arithmetic, as the C does it); the vote
-    picks among `allowed` (the call class's portfolio; None: every algo). `class_dist` is the
-    table's `class_distances`; None: `class_penalty` between any two classes."""
+def choose(rows: Sequence[Row], qf: Sequence[int], hint_class: int, default: int,
+           model: SelectionModel, allowed: Sequence[int] | None = None,
+           class_dist: Sequence[Sequence[int]] | None = None,
+           class_penalty: int = CLASS_PENALTY) -> int:
+    """The model above on a query's features (`query_features`; integer arithmetic, as the C
+    does it) and the rows `rows_of` made with the same model; the vote picks among `allowed`
+    (the call class's portfolio; None: every algo). `class_dist` is the table's
+    `class_distances`; None: `class_penalty` between any two classes."""
     if not rows:
         return default
-    qf = features(q) if use_features else tuple(q)
     near: list[tuple[int, int]] = []  # (distance, row index), nearest first, table order on ties
     for i, r in enumerate(rows):
-        d = sum(abs(a - b) for a, b in zip(qf, r.feats if use_features else r.logs))
+        d = sum(abs(a - b) for a, b in zip(qf, r.feats))
         if class_dist is not None:
             d += class_dist[hint_class + 1][r.hint_class + 1]
         elif r.hint_class != hint_class:
             d += class_penalty
         near.append((d, i))
     near.sort()
-    near = near[:neighbours]
+    near = near[:model.neighbours]
     if near[0][0] == 0:
         return rows[near[0][1]].winner
     num_algos = len(rows[0].slow)
     score = [0] * num_algos
     for d, i in near:
-        w = WEIGHT // (d + distance_bias)
+        w = WEIGHT // (d + model.distance_bias)
         for a, s in enumerate(rows[i].slow):
             score[a] += w * s
     return min(range(num_algos) if allowed is None else allowed, key=lambda a: (score[a], a))
@@ -479,7 +552,10 @@ def lookup(table: Table | None, sm: int, query: Sequence[int], default: int,
     for a call with the JIT hint pattern `call_hints` (triton_aot.tuning.call_hints spelling)."""
     dev = table.device(sm) if table else None
     rows = rows_of(table, dev) if dev else []
-    cls = class_of(table, call_hints) if table else -1
-    return choose(rows, [log2_q8(v) for v in query], cls, default,
-                  allowed=class_algos(table, dev)[cls + 1] if rows else None,
-                  class_dist=class_distances(table) if rows else None)
+    if not rows:
+        return default
+    model = model_for(len(table.key))
+    cls = class_of(table, call_hints)
+    return choose(rows, query_features(model, query), cls, default, model,
+                  allowed=class_algos(table, dev)[cls + 1],
+                  class_dist=class_distances(table))

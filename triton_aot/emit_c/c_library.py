@@ -106,7 +106,7 @@ def _selector_body(plan: LibraryPlan, variants: tuple[Variant, ...],
 
 
 # The lookup's memo: one 64-bit word, the query's exact inputs (the SM, the call's hint class + 1,
-# then each key's log2_q8, which is below 2**14 for any int64) above the answer's 8 bits. It fits
+# then each key's lead9, which is below 2**14 for any int64) above the answer's 8 bits. It fits
 # up to 3 keys, SMs below 2**10, 15 hint classes and algo indices below 256; other libraries scan
 # every time.
 _MEMO_KEY_BITS, _MEMO_MAX_KEYS, _MEMO_SM_BITS, _MEMO_CLASS_BITS = 14, 3, 10, 4
@@ -129,7 +129,7 @@ def _memo_parts(num_keys: int, num_algos: int, sms: list[int], num_classes: int
         for i in range(num_keys)])
     return {
         "memo_decl": CCode(
-            "/* The last answer: (SM, hint class + 1, each key's log2_q8) << 8 | algo; 0 until the\n"
+            "/* The last answer: (SM, hint class + 1, each key's lead9) << 8 | algo; 0 until the\n"
             " * first lookup (an SM is never 0). Exact: the answer depends on nothing else. */\n"
             "static uint64_t trt_tuned_memo;\n\n"),
         "memo_locals": CCode("\n  uint64_t trt_tag, trt_memo;"),
@@ -211,15 +211,18 @@ def _tuned_tables(t: Templates, tuned, keys: list, num_algos: int, classes: list
                      f"  (void)trt_sm;\n  (void)trt_class;\n{unused}"
                      f"  return {tuned.default_algo};\n}}\n")
     table = tuned.table
-    nf = len(tuning.features(range(nk)))
+    model = tuning.model_for(nk)
+    feats = model.features_of(nk)
     class_dist = tuning.class_distances(table) if table else ((0,),)
-    return t.render("tuned_table.c.tmpl", num_rows=len(r.rows), row_len=nf + 2,
-                    num_keys=nk, num_feats=nf, winner_col=nf + 1, rows=CCode("".join(r.rows)),
+    return t.render("tuned_table.c.tmpl", num_rows=len(r.rows), row_len=len(feats) + 2,
+                    num_keys=nk, num_feats=len(feats), winner_col=len(feats) + 1,
+                    rows=CCode("".join(r.rows)),
                     class_dist_rows=CCode("".join(
                         "    {" + ", ".join(map(str, row)) + "},\n" for row in class_dist)),
-                    feature_sums=CCode("".join(
-                        f"    trt_f[{nk + i - 1}] = trt_f[{nk + i - 2 if i > 1 else 0}] + "
-                        f"trt_q[{i}];\n" for i in range(1, nk))),
+                    model_comment=CCode(_MODEL_COMMENTS[model.gemm]),
+                    tile_helpers=CCode(_TILE_HELPERS if any(
+                        term.tile for f in feats for term in f.terms) else ""),
+                    feature_lines=_feature_lines(feats),
                     slow_rows=CCode("".join(r.slow_rows)), num_algos=num_algos,
                     allowed_rows=CCode("".join(r.allowed_rows)),
                     num_allowed=len(r.allowed_rows), num_class_slots=len(classes) + 1,
@@ -227,16 +230,53 @@ def _tuned_tables(t: Templates, tuned, keys: list, num_algos: int, classes: list
                     log2_frac=CCode(",".join(
                         "\n    " * (i % 16 == 0) + f" {v}"[i % 16 == 0:]
                         for i, v in enumerate(tuning.LOG2_FRAC)) + "\n"),
-                    key_logs=CCode("".join(f"    trt_q[{i}] = trt_log2_q8({k});\n"
-                                           for i, k in enumerate(keys))),
+                    key_leads=CCode("".join(f"    trt_q[{i}] = trt_lead9({k});\n"
+                                            for i, k in enumerate(keys))),
                     **_memo_parts(nk, num_algos, [d.sm for d in table.devices],
                                   len(classes)),
-                    neighbours=tuning.NEIGHBOURS,
-                    class_token_penalty=tuning.CLASS_TOKEN_PENALTY,
-                    no_class_penalty=tuning.NO_CLASS_PENALTY,
-                    distance_bias=tuning.DISTANCE_BIAS, weight=tuning.WEIGHT,
+                    neighbours=model.neighbours,
+                    class_token_penalty=model.class_token_penalty,
+                    no_class_penalty=model.no_class_penalty,
+                    distance_bias=model.distance_bias, weight=tuning.WEIGHT,
                     slow_cap=tuning.SLOW_CAP,
                     default_algo=tuned.default_algo, key_params=key_params)
+
+
+_MODEL_COMMENTS = {
+    False: "log2_q8 of each key value, then the sums of the first 2, 3, ... of those: the log2 "
+           "of the leading keys' products",
+    True: "of the (M, N, K) key, weighted: N and K, the output M * N, the aspect N / K, and the "
+          "number of 64 x 64 and of 128 x 128 output tiles",
+}
+
+_TILE_HELPERS = """\
+/* The value a lead keeps (the bits below its leading 9 cleared; >= 1). */
+static int64_t trt_kept_value(int32_t lead) {
+  int e = lead >> 8;
+  int64_t m = 256 | (lead & 0xFF);
+  return e >= 8 ? m << (e - 8) : m >> (8 - e);
+}
+
+/* log2 in 1/256 octaves of the number of tiles of `tile` that cover the value a lead keeps. */
+static int32_t trt_tiles_log2_q8(int32_t lead, int64_t tile) {
+  return trt_log2_of_lead(trt_lead9((trt_kept_value(lead) - 1) / tile + 1));
+}
+
+"""
+
+
+def _feature_lines(feats) -> CCode:
+    """The C of tuning_table.features for a query whose leads are in trt_q."""
+    lines = []
+    for i, f in enumerate(feats):
+        expr = ""
+        for j, term in enumerate(f.terms):
+            value = (f"trt_log2_of_lead(trt_q[{term.key}])" if term.tile == 0
+                     else f"trt_tiles_log2_q8(trt_q[{term.key}], {term.tile})")
+            expr += ("-" if term.sign < 0 else "") + value if j == 0 else (
+                f" {'-' if term.sign < 0 else '+'} {value}")
+        lines.append(f"    trt_f[{i}] = {expr if f.weight == 1 else f'{f.weight} * ({expr})'};\n")
+    return CCode("".join(lines))
 
 
 def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
