@@ -160,6 +160,39 @@ def test_pack_then_run_dry(tmp_path):
     assert r.returncode == 2 and "tools/gpu pack corpus" in r.stderr
 
 
+class RewritingBazel:
+    """A Bazel whose builds write the target's one output with the flags of that build, at
+    the same path for every flag set (as build settings leave the output paths)."""
+    user_flags: list = []
+
+    def __init__(self, root: Path):
+        self.root, self.builds = root, []
+
+    def build(self, ws, flags, groups, targets):
+        self.builds.append(flags)
+        (self.root / "out.txt").write_text(" ".join(flags))
+
+    def outputs(self, ws, flags, groups, expr):
+        return [(gpu.norm_label(expr), "", "out.txt")]
+
+    def execroot(self, ws):
+        return self.root
+
+
+def test_each_suite_copies_the_build_of_its_own_flags(tmp_path):
+    """Suites of one workspace with other flag sets (the tuning bundles packed pruned and
+    unpruned) each get the files their own flags built, not the last build's."""
+    suites = {name: {"doc": name, "flags": flags, "copy": [{"target": "//k:lib"}], "run": []}
+              for name, flags in (("pruned", ["--prune"]), ("full", ["--prune=false"]),
+                                  ("pruned_again", ["--prune"]))}
+    bazel = RewritingBazel(tmp_path / "execroot")
+    bazel.root.mkdir()
+    gpu.pack(list(suites), suites, {}, bazel, tmp_path / "gpu")
+    for name, suite in suites.items():
+        assert (tmp_path / "gpu" / name / "out.txt").read_text() == " ".join(suite["flags"]), name
+    assert bazel.builds == [["--prune"], ["--prune=false"], ["--prune"]]
+
+
 def test_archived_suite_travels_as_one_file_and_unpacks_before_its_run(tmp_path):
     def packed(dest):
         (dest / "bundle" / "cubins").mkdir(parents=True)
