@@ -34,6 +34,7 @@ RAW = (
     "bench/results/model_tune.json",
     "bench/results/torch_cold_start.json",
     "bench/results/tune.json",
+    "bench/results/tune_fresh.json",
     "bench/results/tune_heldout.json",
     "bench/results/tune_rmsnorm.json",
     "bench/results/tune_run1.json",

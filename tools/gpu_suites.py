@@ -272,6 +272,14 @@ SUITES = {
             {"name": "tune_heldout", "cmd": ["python3", "bench/tune/tune_bench.py", "{gpu}/tuned/matmul_tuned", "{gpu}/tuned/matmul_tuned_bf16", "--held_out", "--stem", "tune_heldout", "--budget_s", "200", "--out", "{out}"]},
         ],
     },
+    "tune_fresh": {
+        "doc": "benchmark: tune_heldout on a second set of models (FRESH_LAYERS) and shapes of a seed of their own, which no choice of the selection looked at (~3 min)",
+        "needs": ["tuned"],
+        "out": "bench/results",
+        "run": [
+            {"name": "tune_fresh", "cmd": ["python3", "bench/tune/tune_bench.py", "{gpu}/tuned/matmul_tuned", "{gpu}/tuned/matmul_tuned_bf16", "--held_out", "--held_out_layers", "fresh", "--stem", "tune_fresh", "--budget_s", "200", "--out", "{out}"]},
+        ],
+    },
     "model_tune": {
         "doc": "benchmark: retune for a new 7B-class model (Gemma-7B, 7 layers x 20 batch sizes x 2 dtypes) on the host's GPUs, then its ratios at untuned batch sizes (~6-8 min on 1 H200)",
         "needs": ["tune"],

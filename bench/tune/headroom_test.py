@@ -64,6 +64,8 @@ def test_held_out_layers_were_never_tuned():
     tuned_nk = {(n, k) for _, n, k in tb.tuning_points(inputs)}
     held = {(n, k) for _, _, n, k in tb.HELD_OUT_LAYERS}
     assert not held & tuned_nk
+    fresh = {(n, k) for _, _, n, k in tb.FRESH_LAYERS}
+    assert not fresh & (tuned_nk | held)
     kind = type("HeldOut", (tb.Matmul,), {"counts": dict(tb.HELD_OUT_COUNTS)})
     entries = tb.plan(kind, inputs)
     assert len(entries) == sum(tb.HELD_OUT_COUNTS.values())

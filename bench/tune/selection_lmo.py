@@ -15,6 +15,8 @@ Two sources of per-config timings, both committed:
              layouts, every config timed through the JIT on the GPU beside NAME_auto
              (tune_bench.py --held_out); chosen for from the whole table, so the selection in
              use is scored on the GPU's own per-config times, whatever portfolios that run had.
+  fresh      bench/results/tune_fresh.json: the same on a second set of models
+             (`--held_out_layers=fresh`), which no choice of the selection looked at.
 
 Each choice costs the held-out shape's time of the chosen algo over its best of all algos (the
 oracle; the JIT's autotuner, which times every config on each new shape and keeps the fastest,
@@ -48,6 +50,7 @@ TABLES = {"fp16": REPO / "examples/kernels/matmul_tuned.tuning.json",
           "bf16": REPO / "examples/kernels/matmul_tuned_bf16.tuning.json"}
 HEADROOM = REPO / "bench/results/headroom.json"
 HELDOUT = REPO / "bench/results/tune_heldout.json"
+FRESH = REPO / "bench/results/tune_fresh.json"
 HELDOUT_LIBRARIES = {"matmul_tuned": "fp16", "matmul_tuned_bf16": "bf16"}
 CEILING = "portfolio ceiling (best of the class's portfolio in use)"
 
@@ -167,10 +170,11 @@ def headroom_cases(dtype: str, selections) -> list[dict]:
     return out
 
 
-def heldout_cases(dtype: str, selections) -> list[dict]:
+def heldout_cases(dtype: str, selections, stem: Path = HELDOUT, source: str = "heldout"
+                  ) -> list[dict]:
     """The GPU's held-out layers (tune_bench.py --held_out): the selection in use re-scored on
     each shape's per-config JIT times, on the call's own hint pattern."""
-    results = read_results(HELDOUT)
+    results = read_results(stem)
     if results is None:
         return []
     table = tuning.read_table(TABLES[dtype])
@@ -182,7 +186,7 @@ def heldout_cases(dtype: str, selections) -> list[dict]:
         times = [r["config_us"].get(str(a), math.inf) for a in range(len(table.algos))]
         cls = tuning.class_of(table, r["hints"])
         q = tuple(r["shape"])
-        row = {"source": "heldout", "dtype": dtype, "model": r["label"], "layout": r["layout"],
+        row = {"source": source, "dtype": dtype, "model": r["label"], "layout": r["layout"],
                "shape": list(r["shape"]), "oracle_us": min(times),
                "measured auto": min(times) / r["auto_us"]}
         out.append(_scored(row, times, table, dev, q, cls, selections))
@@ -253,7 +257,8 @@ def main() -> int:
     rows = []
     for dtype in TABLES:
         rows += (table_cases(dtype, selections) + headroom_cases(dtype, selections)
-                 + heldout_cases(dtype, selections))
+                 + heldout_cases(dtype, selections)
+                 + heldout_cases(dtype, selections, FRESH, "fresh"))
     metrics = [s.name for s in selections] + [CEILING, "measured auto"]
     summary = summarise(rows, metrics)
     md = markdown(summary, metrics)

@@ -115,6 +115,21 @@ HELD_OUT_LAYERS = [
     ("Yi-34B", "q/o", 7168, 7168), ("Yi-34B", "k/v", 1024, 7168),
     ("Yi-34B", "gate/up", 20480, 7168), ("Yi-34B", "down", 7168, 20480),
 ]
+# A second set for --held_out_layers=fresh, of models in neither the tuning inputs nor the set
+# above, drawn with a seed of its own: it measures a selection chosen while looking at the
+# first set's results on shapes that choice never saw.
+FRESH_LAYERS = [
+    ("Falcon-7B", "qkv", 4672, 4544), ("Falcon-7B", "o", 4544, 4544),
+    ("Falcon-7B", "up", 18176, 4544), ("Falcon-7B", "down", 4544, 18176),
+    ("Phi-2", "qkv", 7680, 2560), ("Phi-2", "o", 2560, 2560),
+    ("Phi-2", "fc1", 10240, 2560), ("Phi-2", "fc2", 2560, 10240),
+    ("StableLM-2-1.6B", "gate/up", 5632, 2048), ("StableLM-2-1.6B", "down", 2048, 5632),
+    ("Baichuan2-13B", "W_pack", 15360, 5120), ("Baichuan2-13B", "gate/up", 13696, 5120),
+    ("Baichuan2-13B", "down", 5120, 13696),
+    ("MPT-7B", "Wqkv", 12288, 4096), ("MPT-7B", "up", 16384, 4096),
+    ("MPT-7B", "down", 4096, 16384),
+]
+FRESH_SEED = 20261129
 # The held-out targets (the selection's own: the JIT and the oracle time the same configs)
 HELD_OUT_TARGETS = {"jit": 0.98, "oracle": 0.97, "oracle_worst": 0.85}
 HELD_OUT_COUNTS = {"heldout-nt": 32, "heldout-nn": 12}
@@ -125,6 +140,7 @@ HIDDEN_SIZES = [("Llama-3-8B", 4096), ("Qwen2.5-7B", 3584), ("Phi-3-mini", 3072)
 _LAYER_CYCLE = random.Random(EVAL_SEED).sample(LLM_LAYERS, len(LLM_LAYERS))
 _HELD_OUT_CYCLE = random.Random(EVAL_SEED).sample(HELD_OUT_LAYERS, len(HELD_OUT_LAYERS))
 _HIDDEN_CYCLE = random.Random(EVAL_SEED).sample(HIDDEN_SIZES, len(HIDDEN_SIZES))
+_FRESH_CYCLE = random.Random(FRESH_SEED).sample(FRESH_LAYERS, len(FRESH_LAYERS))
 
 
 def log(msg: str) -> None:
@@ -219,7 +235,8 @@ class Matmul:
             model, layer, N, K = _LAYER_CYCLE[i % len(_LAYER_CYCLE)]
             return (log_uniform(rng, 8192), N, K), "nt", f"{model} {layer}"
         if stratum.startswith("heldout"):
-            model, layer, N, K = _HELD_OUT_CYCLE[i % len(_HELD_OUT_CYCLE)]
+            cycle = _HELD_OUT_CYCLE if EVAL_SEED != FRESH_SEED else _FRESH_CYCLE
+            model, layer, N, K = cycle[i % len(cycle)]
             high = 256 if layer == "lm_head" else 8192  # one row per sequence
             return (log_uniform(rng, high), N, K), stratum.split("-")[1], f"{model} {layer}"
         return tuple(log_uniform(rng, 8192) for _ in range(3)), stratum.split("-")[1], None
@@ -1061,8 +1078,14 @@ def main(argv=None) -> int:
     ap.add_argument("--held_out", "--held-out", action="store_true",
                     help="matmul: the layers of models the tuning never saw (HELD_OUT_LAYERS), "
                          "in both layouts, every config timed too (the per-shape oracle)")
+    ap.add_argument("--held_out_layers", choices=("models", "fresh"), default="models",
+                    help="with --held_out: HELD_OUT_LAYERS (models), or FRESH_LAYERS drawn with "
+                         "FRESH_SEED (fresh)")
     args = ap.parse_args(argv)
     args.oracle = args.held_out
+    if args.held_out_layers == "fresh":
+        global EVAL_SEED
+        EVAL_SEED = FRESH_SEED
     if args.held_out:
         Matmul.counts, Matmul.targets = dict(HELD_OUT_COUNTS), {}
     if args.quick:
