@@ -235,8 +235,7 @@ class Matmul:
             model, layer, N, K = _LAYER_CYCLE[i % len(_LAYER_CYCLE)]
             return (log_uniform(rng, 8192), N, K), "nt", f"{model} {layer}"
         if stratum.startswith("heldout"):
-            cycle = _HELD_OUT_CYCLE if EVAL_SEED != FRESH_SEED else _FRESH_CYCLE
-            model, layer, N, K = cycle[i % len(cycle)]
+            model, layer, N, K = _HELD_OUT_CYCLE[i % len(_HELD_OUT_CYCLE)]
             high = 256 if layer == "lm_head" else 8192  # one row per sequence
             return (log_uniform(rng, high), N, K), stratum.split("-")[1], f"{model} {layer}"
         return tuple(log_uniform(rng, 8192) for _ in range(3)), stratum.split("-")[1], None
@@ -1084,8 +1083,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     args.oracle = args.held_out
     if args.held_out_layers == "fresh":
-        global EVAL_SEED
-        EVAL_SEED = FRESH_SEED
+        global EVAL_SEED, _HELD_OUT_CYCLE
+        EVAL_SEED, _HELD_OUT_CYCLE = FRESH_SEED, _FRESH_CYCLE
     if args.held_out:
         Matmul.counts, Matmul.targets = dict(HELD_OUT_COUNTS), {}
     if args.quick:
