@@ -147,6 +147,15 @@ TOOL = cli.Tool(
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--persistent_worker" in argv:
+        from triton_aot.compile import worker
+
+        # every capture in a fresh child of a warm process: a launcher's run may leave state
+        # in its modules (caches, registries) that a second run in one process would see
+        return worker.serve_tool(TOOL.module, argv,
+                                 lambda a: cli.run_command_line(TOOL, a, sys.stderr),
+                                 worker.capture_tool_warm_up, None)
     return cli.main(TOOL, argv)
 
 

@@ -526,35 +526,15 @@ def run_command_line(argv: Sequence[str], err: TextIO) -> int:
     return cli.run_command_line(TOOL, argv, err)
 
 
-def _interpreter_flags() -> list[str]:
-    """This interpreter's own flags (-B, -s, as the rules start it) for a one-shot process."""
-    flags_ = []
-    if sys.flags.dont_write_bytecode:
-        flags_.append("-B")
-    if sys.flags.no_user_site:
-        flags_.append("-s")
-    return flags_
-
-
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--persistent_worker" in argv:
         from triton_aot.compile import worker
         from triton_aot.compile.request_key import request_key
-        startup = [a for a in argv if a != "--persistent_worker"]
-
-        def handle(request_args):
-            return run_command_line(startup + request_args, sys.stderr)
-
-        def one_shot(request_args):
-            return [sys.executable, *_interpreter_flags(), "-m", TOOL.module, *startup,
-                    *request_args]
 
         # warm in the worker process, each request in a child of its key (see worker.py)
-        return worker.serve(handle, warm_up=worker.compile_tool_warm_up(handle),
-                            key=lambda args, inputs, sandbox: request_key(startup, args, inputs,
-                                                                          sandbox),
-                            one_shot=one_shot)
+        return worker.serve_tool(TOOL.module, argv, lambda a: run_command_line(a, sys.stderr),
+                                 worker.compile_tool_warm_up, request_key)
     return cli.main(TOOL, argv)
 
 

@@ -534,9 +534,50 @@ def compile_tool_warm_up(handle: Handler) -> Callable[[], int]:
                     return code
         # the warm-up's module is not the user's: a kernel file of that name may come later
         sys.modules.pop("rules_triton_warm_up", None)
+        _import_torch()
         return 0
 
     return warm_up
+
+
+def capture_tool_warm_up(handle: Handler) -> Callable[[], int]:
+    """A warm-up for the capture tool: torch, Triton and the capture's own modules imported.
+
+    A capture runs the user's launcher, so every request gets a fresh child (serve_tool, no
+    key); what the children share is what the tool imports before the launcher."""
+
+    def warm_up() -> int:
+        import triton  # noqa: F401
+        _import_torch()
+        from triton_aot.capture import composite, declaration, op, record, tracer  # noqa: F401
+        return 0
+
+    return warm_up
+
+
+def _import_torch() -> None:
+    """Imports torch, where the environment has it, as a compile's kernel file would.
+
+    Most real kernel files import torch, which takes about 2 s: paid in the parent, once, every
+    child shares it instead of paying it again for each new key. A one-shot process has the
+    same module: torch is imported in the compile's environment (hermetic_env), before any of
+    the user's modules, and build_torch_cuda patches an imported torch.cuda the same way for
+    every request. A torch that fails to import is left out altogether, so that each request
+    meets the failure at its own import, as a fresh process would.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        return
+    from triton_aot.compile.triton_adapter import hermetic_env
+
+    before = set(sys.modules)
+    try:
+        with hermetic_env():
+            import torch  # noqa: F401
+    except BaseException:
+        for name in set(sys.modules) - before:
+            sys.modules.pop(name, None)
 
 
 # --------------------------------------------------------------------------- the loop
@@ -616,3 +657,38 @@ def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
         zygote.close()
     protocol.close()
     return 0
+
+
+def _interpreter_flags() -> list[str]:
+    """This interpreter's own flags (-B, -s, as the rules start it) for a one-shot process."""
+    flags_ = []
+    if sys.flags.dont_write_bytecode:
+        flags_.append("-B")
+    if sys.flags.no_user_site:
+        flags_.append("-s")
+    return flags_
+
+
+def serve_tool(module: str, argv: Sequence[str], run_command_line: Callable[[list], int],
+               warm_up_of: Callable[[Handler], Callable[[], int]],
+               key_of: Optional[Callable[[list, list, list, Optional[str]], Optional[str]]]
+               ) -> int:
+    """`python -m MODULE --persistent_worker STARTUP...`: serves a tool's requests (serve()).
+
+    Each request runs `run_command_line(STARTUP + its arguments)`. `warm_up_of(handle)` is the
+    warm-up; `key_of(startup, arguments, inputs, sandbox_dir)` the request's key, or None for a
+    child of its own per request (a tool that runs the user's code, not only imports it: the
+    code may keep state in its modules that a second run in one process would see).
+    """
+    startup = [a for a in argv if a != "--persistent_worker"]
+
+    def handle(request_args: list) -> int:
+        return run_command_line(startup + list(request_args))
+
+    def one_shot(request_args: list) -> list:
+        return [sys.executable, *_interpreter_flags(), "-m", module, *startup, *request_args]
+
+    def key(arguments: list, inputs: list, sandbox_dir: Optional[str]) -> Optional[str]:
+        return None if key_of is None else key_of(startup, arguments, inputs, sandbox_dir)
+
+    return serve(handle, warm_up=warm_up_of(handle), key=key, one_shot=one_shot)

@@ -34,6 +34,19 @@ def tool_args(ctx):
     args.use_param_file("--flagfile=%s", use_always = True)
     return args
 
+def worker_requirements(worker):
+    """The execution requirements that run a tool in a persistent worker, or None.
+
+    The compile and capture tools serve the JSON worker protocol (`--persistent_worker`).
+
+    Args:
+      worker: whether to.
+
+    Returns:
+      dict or None.
+    """
+    return {"supports-workers": "1", "requires-worker-protocol": "json"} if worker else None
+
 def run_triton_tool(
         ctx,
         toolchain,

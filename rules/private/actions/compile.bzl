@@ -1,7 +1,7 @@
 """The TritonCompile action: one variant of a kernel (an algo, a hint pattern, a target)."""
 
 load("//rules/private/generated:targets.bzl", "BACKENDS")
-load(":actions.bzl", "add_kernel_source_args", "run_triton_tool", "tool_args")
+load(":actions.bzl", "add_kernel_source_args", "run_triton_tool", "tool_args", "worker_requirements")
 
 # IR output groups, of every backend: the compile of one variant writes its backend's
 # (targets.py's BACKENDS `ir_groups`). `sass` comes from a separate action (it runs a
@@ -18,17 +18,6 @@ def add_signature_args(args, algo):
     args.add(algo["signature"], format = "--signature=%s")
     if algo["constexprs"]:
         args.add(",".join(["{}={}".format(k, v) for k, v in algo["constexprs"].items()]), format = "--constexprs=%s")
-
-def worker_requirements(worker):
-    """The execution requirements that run the compile tool in a persistent worker, or None.
-
-    Args:
-      worker: whether to.
-
-    Returns:
-      dict or None.
-    """
-    return {"supports-workers": "1", "requires-worker-protocol": "json"} if worker else None
 
 def compile_variant(ctx, toolchain, *, source, kernel_params, variant, worker):
     """One TritonCompile action: one (algo, specialization, target) of the kernel.

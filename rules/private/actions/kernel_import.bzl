@@ -1,7 +1,7 @@
 """The TritonImport action: the kernel imported and its signature bound once per library."""
 
-load(":actions.bzl", "add_kernel_source_args", "run_triton_tool", "tool_args")
-load(":compile.bzl", "add_signature_args", "worker_requirements")
+load(":actions.bzl", "add_kernel_source_args", "run_triton_tool", "tool_args", "worker_requirements")
+load(":compile.bzl", "add_signature_args")
 
 def check_kernel_import(ctx, toolchain, *, source, targets, algo, worker):
     """One TritonImport action: imports the kernel once, before any variant compiles.

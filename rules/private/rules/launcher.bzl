@@ -9,11 +9,12 @@ and loaded by it, and NAME_declaration_test fails when it differs from a fresh c
 `bazel run :NAME_declaration` prints the same declaration as explicit BUILD text.
 """
 
+load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
 load("@bazel_skylib//rules:diff_test.bzl", "diff_test")
 load("@rules_python//python:defs.bzl", "PyInfo")
 load("//rules/private:kernel_source.bzl", "kernel_source")
 load("//rules/private:toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
-load("//rules/private/actions:actions.bzl", "run_triton_tool", "tool_args")
+load("//rules/private/actions:actions.bzl", "run_triton_tool", "tool_args", "worker_requirements")
 load(":algo.bzl", "triton_algo")
 load(":kernel_library.bzl", "triton_kernel_library")
 load(":torch_library.bzl", "triton_torch_op")
@@ -64,6 +65,7 @@ def _triton_capture_impl(ctx):
         outputs = [record, bzl, build],
         mnemonic = "TritonCapture",
         progress_message = "Capturing the launches of %{label}",
+        execution_requirements = worker_requirements(ctx.attr._persistent_worker[BuildSettingInfo].value),
     )
     printer = ctx.actions.declare_file(ctx.label.name + ".print.sh")
 
@@ -88,6 +90,7 @@ triton_capture = rule(
         "calls": attr.string_list(mandatory = True, doc = "Example calls (see triton_launcher_library)."),
         "sizes": attr.string_dict(doc = "Dynamic size name -> example value."),
         "capture_target": attr.string(default = "cuda:90", doc = "The target Triton's driver and torch.cuda answer for while the launcher runs."),
+        "_persistent_worker": attr.label(default = Label("//:persistent_worker")),
         "library_name": attr.string(mandatory = True, doc = "Name (prefix) of the libraries."),
         "targets": attr.string_list(doc = "The libraries' targets (for the printed BUILD text)."),
     },
