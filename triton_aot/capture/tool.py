@@ -146,6 +146,23 @@ TOOL = cli.Tool(
 )
 
 
+def _worker_warm_up(handle):
+    """The capture worker's warm-up: torch, Triton and this tool's modules imported once.
+
+    A capture runs the user's launcher, so every request gets a fresh child (no key); what the
+    children share is what the tool imports before the launcher."""
+
+    def warm_up() -> int:
+        import triton  # noqa: F401
+
+        from triton_aot.compile import worker
+        worker.import_torch()
+        from triton_aot.capture import composite, declaration, op, record, tracer  # noqa: F401
+        return 0
+
+    return warm_up
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--persistent_worker" in argv:
@@ -155,7 +172,7 @@ def main(argv=None) -> int:
         # in its modules (caches, registries) that a second run in one process would see
         return worker.serve_tool(TOOL.module, argv,
                                  lambda a: cli.run_command_line(TOOL, a, sys.stderr),
-                                 worker.capture_tool_warm_up, None)
+                                 _worker_warm_up, None)
     return cli.main(TOOL, argv)
 
 

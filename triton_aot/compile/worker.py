@@ -534,28 +534,13 @@ def compile_tool_warm_up(handle: Handler) -> Callable[[], int]:
                     return code
         # the warm-up's module is not the user's: a kernel file of that name may come later
         sys.modules.pop("rules_triton_warm_up", None)
-        _import_torch()
+        import_torch()
         return 0
 
     return warm_up
 
 
-def capture_tool_warm_up(handle: Handler) -> Callable[[], int]:
-    """A warm-up for the capture tool: torch, Triton and the capture's own modules imported.
-
-    A capture runs the user's launcher, so every request gets a fresh child (serve_tool, no
-    key); what the children share is what the tool imports before the launcher."""
-
-    def warm_up() -> int:
-        import triton  # noqa: F401
-        _import_torch()
-        from triton_aot.capture import composite, declaration, op, record, tracer  # noqa: F401
-        return 0
-
-    return warm_up
-
-
-def _import_torch() -> None:
+def import_torch() -> None:
     """Imports torch, where the environment has it, as a compile's kernel file would.
 
     Most real kernel files import torch, which takes about 2 s: paid in the parent, once, every
