@@ -89,6 +89,7 @@ def bench_pack(pack: Path, args, torch, res: dict) -> None:
     major, minor = torch.cuda.get_device_capability()
     sm = major * 10 + minor
     ref = next(iter(p.records.values()))
+    grids = p.grids  # as the link tool reads them: the waves of SM-bound algos
     default = p.description.tuning.default_algo
     rng = random.Random(f"{EVAL_SEED}/{p.name}")
     stream = torch.cuda.current_stream().cuda_stream
@@ -99,8 +100,8 @@ def bench_pack(pack: Path, args, torch, res: dict) -> None:
             args_ = tune_bench.make_args(p.inputs, torch, dtype, shape, "nt")
             cargs = tune.c_values(args_)
             hints = hint_patterns.spelling(hint_patterns.of_call(ref, cargs))
-            pick_new = tuning.lookup(new, sm, shape, default, hints)
-            pick_old = tuning.lookup(old, sm, shape, default, hints)
+            pick_new = tuning.lookup(new, sm, shape, default, hints, grids)
+            pick_old = tuning.lookup(old, sm, shape, default, hints, grids)
             methods = {}
             for a in range(p.lib.num_algos):
                 if p.lib.fn(stream, *cargs, a) == 0:

@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from triton_aot.contract import tuning_table as tuning  # noqa: E402
+from selection_lmo import example_grids  # noqa: E402  (this folder's)
 
 NO_PENALTY = 0
 
@@ -65,6 +66,9 @@ def evaluate(table: tuning.Table, model: tuning.SelectionModel, penalty: int | N
         rows = tuning.rows_of(table, dev, model)
         # the portfolios of the whole table: the held-out point still helped choose them
         allowed = tuning.class_algos(table, dev)
+        # the model in use votes with the waves of the SM-bound algos, as NAME_auto does
+        waves = (tuning.waves_of(table, dev, example_grids(table))
+                 if in_portfolio and penalty is None and model.gemm else None)
         points = [p for p in dev.points if p.winner is not None]
         for i, (p, row) in enumerate(zip(points, rows)):
             times = p.times_us
@@ -75,7 +79,7 @@ def evaluate(table: tuning.Table, model: tuning.SelectionModel, penalty: int | N
                                  allowed=allowed[row.hint_class + 1] if in_portfolio else None,
                                  class_dist=class_dist,
                                  class_penalty=tuning.CLASS_PENALTY if penalty is None
-                                 else penalty)
+                                 else penalty, waves=waves, leads=row.leads)
             best = times[p.winner]
             t = times[algo]
             kept = best / t if isinstance(t, float) else 0.0

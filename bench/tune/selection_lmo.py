@@ -36,6 +36,7 @@ import argparse
 import gzip
 import json
 import math
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,22 +74,44 @@ NT_ARGS = ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_ak", "
            "stride_bn", "stride_cm", "stride_cn")
 
 
+_INFO_VALUE = re.compile(r"(\w+)=(\S+)")
+
+
+def example_grids(table: tuning.Table) -> list:
+    """Each algo's launch grid as examples/kernels/kernels.bzl's matmul_tuned_algo writes it (the
+    link tool reads it from the variant records, which this bench has not): a persistent algo
+    launches min(NUM_SMS, cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)) programs, the others one per tile
+    (and split)."""
+    grids = []
+    for a in table.algos:
+        info = dict(_INFO_VALUE.findall(a.info))
+        tiles = f"cdiv(M, {info['BLOCK_M']}) * cdiv(N, {info['BLOCK_N']})"
+        grids.append((f"min(NUM_SMS, {tiles})", "1", "1") if info.get("PERSISTENT") == "True"
+                     else (tiles, info.get("SPLIT_K", "1"), "1"))
+    return grids
+
+
 @dataclass(frozen=True)
 class Selection:
     name: str
     model: tuning.SelectionModel
     # None: the portfolios in use; "all": every algo allowed (what the vote alone keeps)
     portfolio: str | None = None
+    waves: bool = True  # the SM-bound algos' wave correction (tuning_table.Waves)
 
     def choose(self, table: tuning.Table, dev: tuning.Device, key, cls: int) -> int:
         rows = tuning.rows_of(table, dev, self.model)
         allowed = None if self.portfolio == "all" else tuning.class_algos(table, dev)[cls + 1]
+        waves = (tuning.waves_of(table, dev, example_grids(table))
+                 if self.waves and self.model.gemm else None)
         return tuning.choose(rows, tuning.query_features(self.model, key), cls, 0, self.model,
                              allowed=allowed,
-                             class_dist=tuning.class_distances(table, self.model))
+                             class_dist=tuning.class_distances(table, self.model),
+                             waves=waves, leads=tuple(tuning.lead9(v) for v in key))
 
 
-NEW = Selection("in use (GEMM tile features)", tuning.GEMM)
+NEW = Selection("in use (GEMM tile features and waves)", tuning.GEMM)
+NO_WAVES = Selection("GEMM tile features without waves", tuning.GEMM, waves=False)
 FORMER = Selection("before (key logs and their products, 4 neighbours)", tuning.KEY_LOGS)
 ALL = Selection("in use, every algo allowed", tuning.GEMM, "all")
 
@@ -125,7 +148,8 @@ def table_cases(dtype: str, selections) -> list[dict]:
             held = [p for p in dev.points if (p.key[1], p.key[2]) in pairs
                     and p.winner is not None and p.hints is not None]
             train = tuning.Table(table.library, table.key, table.algos,
-                                 (tuning.Device(dev.name, dev.sm, dev.source, keep),))
+                                 (tuning.Device(dev.name, dev.sm, dev.source, keep,
+                                               dev.num_sms),))
             tdev = train.devices[0]
             for p in held:
                 times = _times(p)
@@ -253,7 +277,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    selections = (NEW, FORMER, ALL)
+    selections = (NEW, NO_WAVES, FORMER, ALL)
     rows = []
     for dtype in TABLES:
         rows += (table_cases(dtype, selections) + headroom_cases(dtype, selections)

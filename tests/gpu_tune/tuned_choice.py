@@ -199,6 +199,13 @@ def main(argv: list[str]) -> int:
         generic = {v.symbol for v in description.variants if not patterns[v.specialization]}
         ref = record_reader.read_json(
             (pack / "records" / f"{description.variants[0].symbol}.json").read_text())
+        # each algo's launch grid, as the link tool read it (the waves of SM-bound algos)
+        first_of = {}
+        for v in description.variants:
+            first_of.setdefault(v.algo, v.symbol)
+        grids = [record_reader.read_json((pack / "records" / f"{first_of[a]}.json").read_text()
+                                         ).grid if a in first_of else None
+                 for a in range(len(table.algos))]
         # the default algo: what the library answers for an SM no table has
         default = auto_algo(1, 16, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1, 1)
         dev = table.device(sm)
@@ -225,7 +232,8 @@ def main(argv: list[str]) -> int:
             a, b, c = operands(2 * M * K, 2 * K * N, 2 * M * N)
             args = (a, b, c, M, N, K, *strides(layout, M, N, K), N, 1)
             jit = hint_patterns.of_call(ref, args)
-            want_algo = tuning.lookup(table, sm, (M, N, K), default, hint_patterns.spelling(jit))
+            want_algo = tuning.lookup(table, sm, (M, N, K), default, hint_patterns.spelling(jit),
+                                      grids)
             # the most specific variant whose hints the call has and that has the algo
             spec = next((h for h in order if set(h) <= set(jit)
                          and (want_algo, h, target) in symbol_of), None)

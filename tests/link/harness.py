@@ -132,7 +132,8 @@ def variant(symbol: str, args: list[dict], *, kernel_name: str = "k", arch: int 
             algo_index: int | None = None, num_warps: int = 4, num_stages: int = 3,
             num_ctas: int = 1, cooperative: bool = False, pdl: bool = False, shared: int = 0,
             global_scratch: tuple[int, int] = (0, 1), profile_scratch: tuple[int, int] = (0, 1),
-            grid_c=("1", "1", "1"), ptx_embedded: bool = False,
+            grid_c=("1", "1", "1"), grid: tuple[str, str, str] | None = None,
+            ptx_embedded: bool = False,
             launch_args: list[tuple[str, str]] | None = None, maxnreg: int | None = None,
             algo_targets: list[str] | None = None) -> dict:
     meta = {
@@ -148,7 +149,7 @@ def variant(symbol: str, args: list[dict], *, kernel_name: str = "k", arch: int 
         "shared": shared,
         "global_scratch_size": global_scratch[0], "global_scratch_align": global_scratch[1],
         "profile_scratch_size": profile_scratch[0], "profile_scratch_align": profile_scratch[1],
-        "grid": list(grid_c), "grid_c": list(grid_c),
+        "grid": list(grid or grid_c), "grid_c": list(grid_c),
         "triton_version": "3.6.0",
         "cubin_file": f"{symbol}.cubin", "cubin_sha256": "0" * 64, "cubin_size": 0,
         "ptx_embedded": ptx_embedded, "ptx_file": f"{symbol}.ptx" if ptx_embedded else None,

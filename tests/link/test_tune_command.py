@@ -69,7 +69,8 @@ class CUDAGraph:  # capture is not possible here: tune falls back to plain launc
 
 cuda = types.SimpleNamespace(
     current_device=lambda: 0, device_count=lambda: 1, get_device_capability=lambda d=None: (9, 0),
-    get_device_properties=lambda d: types.SimpleNamespace(name="Fake GPU"),
+    get_device_properties=lambda d: types.SimpleNamespace(name="Fake GPU",
+                                                          multi_processor_count=132),
     current_stream=lambda: types.SimpleNamespace(cuda_stream=0), synchronize=lambda: None,
     Event=Event, CUDAGraph=CUDAGraph, graph=None)
 float16 = "float16"

@@ -448,3 +448,95 @@ def test_auto_choice_is_kept_in_the_calls_own_pattern(hinted_lib, q, aligned):
         table = tuning.Table.from_json(table_for(hinted_variants(), [HINTED]).to_json())
         kept = tuning_reach.specialization_algos(table, [ALIGNED_K, ALIGNED_ONLY, ""], 1)
         assert got in kept[pattern]
+
+
+# ---- waves: algos whose programs the SM count bounds (a persistent GEMM's grid)
+
+def _persistent_grid(tm: int, tn: int) -> tuple[tuple, tuple]:
+    """(source, C) of min(NUM_SMS, cdiv(M, tm) * cdiv(N, tn)), 1, 1."""
+    return ((f"min(NUM_SMS, cdiv(M, {tm}) * cdiv(N, {tn}))", "1", "1"),
+            (f"trt_grid_min(trt_attr_num_sms, trt_grid_mul(trt_grid_cdiv((int64_t)M, "
+             f"(int64_t){tm}), trt_grid_cdiv((int64_t)N, (int64_t){tn})))", "(int64_t)1",
+             "(int64_t)1"))
+
+
+# algo 0: a tile per program; algos 1 and 2: persistent, 128 x 128 and 128 x 256 tiles
+WAVE_GRIDS = [(("cdiv(M, 64) * cdiv(N, 64)", "1", "1"),
+               ("trt_grid_mul(trt_grid_cdiv((int64_t)M, (int64_t)64), trt_grid_cdiv((int64_t)N, "
+                "(int64_t)64))", "(int64_t)1", "(int64_t)1")),
+              _persistent_grid(128, 128), _persistent_grid(128, 256)]
+
+
+def wave_variants(archs=(80, 90)) -> list[dict]:
+    args = [arg("a_ptr", "*fp16"), arg("b_ptr", "*fp16"), arg("c_ptr", "*fp16"),
+            arg("M", "i32"), arg("N", "i32"), arg("K", "i32")]
+    return [variant(f"mmw_a{i}_sm{arch}", args + [constexpr("ALGO", i)], kernel_name="mmw_kernel",
+                    arch=arch, algo_index=i, grid=source, grid_c=c)
+            for i, (source, c) in enumerate(WAVE_GRIDS) for arch in archs]
+
+
+def wpt(key, times):
+    return tuning.Point(tuple(key), tuple(times), tuning.winner_of(times))
+
+
+# Around Falcon-7B's qkv layer: at M = 778 the 128 x 256 tiles of N = 4096 (112) and 4608 (126)
+# fill the 132 SMs once and algo 2 wins there; N = 4672 has 133 of them, two waves.
+WAVE_POINTS = (wpt((778, 4096, 4544), [130.0, 110.0, 100.0]),
+               wpt((778, 4608, 4544), [140.0, 118.0, 108.0]),
+               wpt((64, 256, 256), [5.0, 6.0, 7.0]), wpt((8192, 8192, 4096), [900.0, 700.0, 820.0]))
+
+
+def wave_table(num_sms) -> tuning.Table:
+    return tuning.Table.from_json(table_for(wave_variants(), [
+        tuning.Device("NVIDIA H200", 90, "tune", WAVE_POINTS, num_sms),
+        tuning.Device("NVIDIA A100-SXM4-80GB", 80, "tune", WAVE_POINTS)], name="mmw").to_json())
+
+
+@pytest.fixture(scope="module")
+def wave_so(tmp_path_factory):
+    out = tmp_path_factory.mktemp("mmw")
+    table = out / "mmw.tuning.json"
+    table.write_text(wave_table(132).to_json())
+    lib = harness.build(out, "mmw", wave_variants(), link_flags=(
+        f"--tuning={table}", "--tuning_key=M,N,K", "--tuning_default_algo=0"))
+    assert "trt_wave_excess" in (lib.dir / "mmw.c").read_text()
+    assert "waves over its 132 SMs for the SM-bound algos 1, 2" in lib.header.read_text()
+    fn = ctypes.CDLL(str(lib.so)).mmw_auto_algo
+    fn.argtypes = [ctypes.c_int] + [ctypes.c_uint64] * 3 + [ctypes.c_int32] * 3
+    return lambda sm, m, n, k: fn(sm, ALIGNED, ALIGNED, ALIGNED, m, n, k)
+
+
+def test_the_grid_says_which_algos_the_sm_count_bounds():
+    table = wave_table(132)
+    waves = tuning.waves_of(table, table.device(90), [g for g, _ in WAVE_GRIDS])
+    assert waves == tuning.Waves(132, (None, (128, 128), (128, 256)))
+    # no SM count recorded (an older table), or no grid known: no waves
+    assert tuning.waves_of(table, table.device(80), [g for g, _ in WAVE_GRIDS]) is None
+    assert tuning.waves_of(table, table.device(90), [None] * 3) is None
+    # 133 tiles on 132 SMs: two whole waves, almost an octave over one; 126: none over
+    assert tuning.wave_excess((128, 256), [tuning.lead9(v) for v in (778, 4672)], 132) == 253
+    assert tuning.wave_excess((128, 256), [tuning.lead9(v) for v in (778, 4608)], 132) == 0
+
+
+def test_a_wave_boundary_between_the_points_changes_the_pick(wave_so):
+    """Past the boundary the persistent 128 x 256 algo, the neighbours' winner, runs two waves
+    for 133 tiles: the vote moves to the 128 x 128 one (259 tiles, nearly two full waves). On
+    the neighbours' side of the boundary, and on a device without an SM count, it does not."""
+    grids = [g for g, _ in WAVE_GRIDS]
+    table = wave_table(132)
+    assert tuning.lookup(table, 90, (778, 4672, 4544), 0, None, grids) == 1
+    assert tuning.lookup(table, 90, (778, 4672, 4544), 0, None) == 2  # the vote without waves
+    assert tuning.lookup(table, 90, (778, 4352, 4544), 0, None, grids) == 2
+    assert tuning.lookup(table, 80, (778, 4672, 4544), 0, None, grids) == 2
+    assert wave_so(90, 778, 4672, 4544) == 1
+    assert wave_so(90, 778, 4352, 4544) == 2
+    assert wave_so(80, 778, 4672, 4544) == 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(sm=st.sampled_from([80, 90]),
+       q=st.tuples(*[st.integers(min_value=-3, max_value=(1 << 31) - 1)] * 2,
+                   st.integers(min_value=1, max_value=1 << 16)))
+def test_c_lookup_with_waves_equals_the_python_reference(wave_so, sm, q):
+    table = wave_table(132)
+    assert wave_so(sm, *q) == tuning.lookup(table, sm, q, 0, None, [g for g, _ in WAVE_GRIDS])

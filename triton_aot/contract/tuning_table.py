@@ -15,7 +15,7 @@ seeded from Triton's own autotune cache (`python3 -m triton_aot.tuning.seed seed
         {"index": 0, "info": "BLOCK_M=128 ... num_warps=8 num_stages=3",
          "fingerprint": "3f1c..."}, ...],
       "devices": [                                # one per SM
-        {"name": "NVIDIA H100 80GB HBM3", "sm": 90, "source": "tune",
+        {"name": "NVIDIA H100 80GB HBM3", "sm": 90, "num_sms": 132, "source": "tune",
          "points": [                  # one per measured shape and hint pattern, by key
            {"key": [4096, 4096, 4096], "times_us": [812.4, "failed: CUDA_ERROR_...",
             "exceeds resources", null, ...], "winner": 0}, ...]}]
@@ -25,7 +25,9 @@ seeded from Triton's own autotune cache (`python3 -m triton_aot.tuning.seed seed
 name>", "exceeds resources", "wrong result", or null: not measured). `winner` is the fastest
 algo with a time (ties: the lower index); null when none ran. `source` says where the numbers
 came from: "tune" (triton_aot.tuning.tune), "triton-autotune-cache" (seeded), or "manual" (written by
-hand: points may have empty `times_us` and just name a winner).
+hand: points may have empty `times_us` and just name a winner). `num_sms` (optional) is the
+multiprocessor count of the GPU the points were timed on, which the tuning command records; the
+selection reads wave quantization from it (`Waves`).
 
 The fingerprint of an algo hashes what makes it that algo (constexpr values, num_warps,
 num_stages, num_ctas, maxnreg): when the library's algo list changes, the link tool sees the
@@ -150,6 +152,9 @@ class Device:
     sm: int
     source: str
     points: tuple[Point, ...]
+    # The multiprocessor count of the GPU the points were timed on; None in tables written
+    # before it was recorded (the selection then sees no wave quantization).
+    num_sms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -175,8 +180,9 @@ class Table:
         lines.append("  ],")
         lines.append('  "devices": [' + ("" if self.devices else "]"))
         for di, dev in enumerate(self.devices):
-            lines.append(f'    {{"name": {d(dev.name)}, "sm": {dev.sm}, "source": {d(dev.source)}, '
-                         '"points": [')
+            sms = "" if dev.num_sms is None else f'"num_sms": {dev.num_sms}, '
+            lines.append(f'    {{"name": {d(dev.name)}, "sm": {dev.sm}, {sms}"source": '
+                         f'{d(dev.source)}, "points": [')
             for pi, p in enumerate(sorted(dev.points, key=_point_order)):
                 times = [round(t, 3) if isinstance(t, float) else t for t in p.times_us]
                 hints = "" if p.hints is None else f'"hints": {d(p.hints)}, '
@@ -206,7 +212,8 @@ class Table:
 
     def with_device(self, dev: Device) -> "Table":
         """This table with `dev` replacing the device of the same SM (one device per SM)."""
-        dev = Device(dev.name, dev.sm, dev.source, tuple(sorted(dev.points, key=_point_order)))
+        dev = Device(dev.name, dev.sm, dev.source, tuple(sorted(dev.points, key=_point_order)),
+                     dev.num_sms)
         devices = [d for d in self.devices if d.sm != dev.sm] + [dev]
         return Table(self.library, self.key, self.algos,
                      tuple(sorted(devices, key=lambda d: d.sm)), self.notes)
@@ -249,6 +256,9 @@ def _from_dict(data: Any) -> Table:
         sms.add(sm)
         if not isinstance(dv["name"], str):
             raise TableError(f"{what}.name must be a string")
+        num_sms = dv.get("num_sms")
+        if num_sms is not None:
+            _int(num_sms, f"{what}.num_sms", 1)
         if dv.get("source", "tune") not in SOURCES:
             raise TableError(f"{what}.source {dv.get('source')!r} is not one of {SOURCES}")
         points, seen = [], set()
@@ -280,7 +290,7 @@ def _from_dict(data: Any) -> Table:
             points.append(Point(pkey, tuple(float(t) if isinstance(t, int) else t for t in times),
                                 winner, hints))
         devices.append(Device(dv["name"], sm, dv.get("source", "tune"),
-                              tuple(sorted(points, key=_point_order))))
+                              tuple(sorted(points, key=_point_order)), num_sms))
     notes = data.get("notes", [])
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         raise TableError("notes must be a list of strings")
@@ -408,6 +418,7 @@ class Row:
     hint_class: int         # index into the table's classes, -1 when the point has no hints
     winner: int
     slow: tuple[int, ...]   # per algo: log2(time / best time) in 1/256 octave, capped
+    leads: tuple[int, ...] = ()  # lead9 of its key values (for `Waves`)
 
 
 def classes(table: Table) -> list[str]:
@@ -504,7 +515,8 @@ def rows_of(table: Table, dev: Device, model: SelectionModel | None = None) -> t
         cls = index.get(p.hints, -1)
         slow = slowdowns(p, len(table.algos))
         rows.append(Row(query_features(model, p.key), cls,
-                        min(allowed[cls + 1], key=lambda a: (slow[a], a)), slow))
+                        min(allowed[cls + 1], key=lambda a: (slow[a], a)), slow,
+                        tuple(lead9(v) for v in p.key)))
     return tuple(rows)
 
 
@@ -520,14 +532,62 @@ def class_of(table: Table, call_hints: str | None) -> int:
     return -1
 
 
+# Wave quantization. A persistent GEMM algo launches min(NUM_SMS, tiles) programs that walk the
+# tiles NUM_SMS apart (its grid says so: triton_aot.core.grid.sm_bound_tiles), so its time goes
+# by whole waves: 133 tiles on 132 SMs take two, 126 take one. A neighbour a few tiles away on the
+# other side of a wave boundary is then a poor witness for that algo, and nearest points cannot
+# see it (the tile-count features are continuous). So for such algos each neighbour's slowdown
+# is corrected by the difference of the algo's wave excess, log2(waves * SMs / max(tiles, SMs))
+# in 1/256 octave, at the call and at the neighbour, weighted one half against the slowdowns
+# (the vote sums 2 * slowdown + that difference). Other algos (one program per tile, several
+# resident per SM) fill partial waves with other programs and get no correction. The SM count is
+# the tuning GPU's (the device's num_sms): the slowdowns were timed there. Scored on the GPU's
+# per-config times of held-out layers (bench/tune/selection_lmo.py, Linear layout): the fresh
+# set 0.975x -> 0.988x the oracle, none below 0.85x (Falcon-7B's qkv at 778 x 4672, 133 tiles of
+# 128 x 256, was 0.66x), the first held-out set 0.969x -> 0.970x, headroom's 0.980x -> 0.982x,
+# the tables' held-out models 0.971x -> 0.972x; no row-major pick changes. NAME_auto measured
+# on the fresh set: 0.990x / 0.987x the oracle (bench/results/tune_fresh.md).
+@dataclass(frozen=True)
+class Waves:
+    """The SM count of the device's timings and, per algo, its tile (rows, columns) when its
+    programs the SM count bounds (None: one program per tile)."""
+    num_sms: int
+    tiles: tuple[tuple[int, int] | None, ...]
+
+
+TILE_COUNT_CAP = 1 << 31  # per dimension: the product stays in int64
+
+
+def wave_excess(tile: tuple[int, int], leads: Sequence[int], num_sms: int) -> int:
+    """log2(whole waves * SMs / max(tiles, SMs)) in 1/256 octave (>= 0) of `tile` over the
+    output of a (M, N, ...) key with these lead9 values (their kept values, as the features)."""
+    count = (min((kept_value(leads[0]) - 1) // tile[0] + 1, TILE_COUNT_CAP)
+             * min((kept_value(leads[1]) - 1) // tile[1] + 1, TILE_COUNT_CAP))
+    waves = (count + num_sms - 1) // num_sms
+    return log2_q8(waves * num_sms) - log2_q8(max(count, num_sms))
+
+
+def waves_of(table: Table, dev: Device, grids: Sequence[Sequence[str] | None]) -> Waves | None:
+    """The `Waves` of a GEMM-keyed table's device, from each algo's grid (a variant record's
+    `grid` source, None when unknown); None when nothing is SM-bound or the SM count unknown."""
+    from triton_aot.core.grid import sm_bound_tiles
+
+    if not model_for(len(table.key)).gemm or not dev.num_sms:
+        return None
+    tiles = tuple(sm_bound_tiles(g, table.key[0], table.key[1]) if g else None for g in grids)
+    return Waves(dev.num_sms, tiles) if any(tiles) else None
+
+
 def choose(rows: Sequence[Row], qf: Sequence[int], hint_class: int, default: int,
            model: SelectionModel, allowed: Sequence[int] | None = None,
            class_dist: Sequence[Sequence[int]] | None = None,
-           class_penalty: int = CLASS_PENALTY) -> int:
+           class_penalty: int = CLASS_PENALTY, waves: Waves | None = None,
+           leads: Sequence[int] = ()) -> int:
     """The model above on a query's features (`query_features`; integer arithmetic, as the C
     does it) and the rows `rows_of` made with the same model; the vote picks among `allowed`
     (the call class's portfolio; None: every algo). `class_dist` is the table's
-    `class_distances`; None: `class_penalty` between any two classes."""
+    `class_distances`; None: `class_penalty` between any two classes. With `waves`, the
+    SM-bound algos' votes are corrected by their wave excess (`leads`: the query's lead9s)."""
     if not rows:
         return default
     near: list[tuple[int, int]] = []  # (distance, row index), nearest first, table order on ties
@@ -544,17 +604,24 @@ def choose(rows: Sequence[Row], qf: Sequence[int], hint_class: int, default: int
         return rows[near[0][1]].winner
     num_algos = len(rows[0].slow)
     score = [0] * num_algos
+    bound = [(a, t) for a, t in enumerate(waves.tiles) if t] if waves else []
+    at_query = {a: wave_excess(t, leads, waves.num_sms) for a, t in bound}
     for d, i in near:
         w = WEIGHT // (d + model.distance_bias)
         for a, s in enumerate(rows[i].slow):
-            score[a] += w * s
+            score[a] += w * 2 * s
+        for a, t in bound:
+            score[a] += w * (at_query[a] - wave_excess(t, rows[i].leads, waves.num_sms))
     return min(range(num_algos) if allowed is None else allowed, key=lambda a: (score[a], a))
 
 
 def lookup(table: Table | None, sm: int, query: Sequence[int], default: int,
-           call_hints: str | None = None) -> int:
+           call_hints: str | None = None,
+           grids: Sequence[Sequence[str] | None] | None = None) -> int:
     """The algo NAME_auto launches for `query` (the key arguments' values) on an `sm` device,
-    for a call with the JIT hint pattern `call_hints` (triton_aot.tuning.call_hints spelling)."""
+    for a call with the JIT hint pattern `call_hints` (triton_aot.tuning.call_hints spelling).
+    `grids`: each algo's launch grid (its variant records' `grid`), as the link tool reads
+    them: the SM-bound algos' waves (`Waves`); None sees no waves."""
     dev = table.device(sm) if table else None
     rows = rows_of(table, dev) if dev else []
     if not rows:
@@ -563,4 +630,6 @@ def lookup(table: Table | None, sm: int, query: Sequence[int], default: int,
     cls = class_of(table, call_hints)
     return choose(rows, query_features(model, query), cls, default, model,
                   allowed=class_algos(table, dev)[cls + 1],
-                  class_dist=class_distances(table))
+                  class_dist=class_distances(table),
+                  waves=waves_of(table, dev, grids) if grids is not None else None,
+                  leads=tuple(lead9(v) for v in query))

@@ -383,6 +383,37 @@ def device_attrs_of(grid_c: Sequence[str]) -> tuple[str, ...]:
                  if any(re.search(rf"\b{var}\b", e) for e in grid_c))
 
 
+def sm_bound_tiles(grid_source: Sequence[str], rows: str, columns: str) -> tuple[int, int] | None:
+    """(tile rows, tile columns) when the grid is a persistent GEMM's: min(NUM_SMS,
+    cdiv(rows, TM) * cdiv(columns, TN)) programs (either order in min and in the product), 1, 1,
+    with `rows` and `columns` the argument names of the output's extents. Its programs then walk
+    the tiles NUM_SMS apart, so the time goes by whole waves of tiles over the SMs. None for any
+    other grid."""
+    symbols = {name: _Symbol("attr", "") for name in DEVICE_ATTRS}
+    symbols.update({rows: _Symbol("int", ""), columns: _Symbol("int", "")})
+    try:
+        exprs = [_Parser(text, symbols).entries() for text in grid_source]
+    except UserError:  # reads another argument: not this form
+        return None
+    if len(exprs) != 3 or any(len(e) != 1 for e in exprs) or exprs[1:] != [[Num(1)], [Num(1)]]:
+        return None
+    x = exprs[0][0]
+    if not isinstance(x, MinMax) or x.fn != "min":
+        return None
+    sms, tiles = ((x.left, x.right) if x.left == DevAttr("NUM_SMS") else (x.right, x.left))
+    if sms != DevAttr("NUM_SMS") or not isinstance(tiles, Bin) or tiles.op != "*":
+        return None
+    extents = {}
+    for factor in (tiles.left, tiles.right):
+        if not (isinstance(factor, CDiv) and isinstance(factor.num, Arg)
+                and isinstance(factor.den, Num) and factor.den.value > 0):
+            return None
+        extents[factor.num.name] = factor.den.value
+    if set(extents) != {rows, columns}:
+        return None
+    return extents[rows], extents[columns]
+
+
 # ----------------------------------------------------------------------------- launch arguments
 
 

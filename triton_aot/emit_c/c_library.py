@@ -170,27 +170,44 @@ class _TunedRows:
     allowed_rows: list
     devices: list
     notes: list
+    lead_rows: list  # per point: its keys' lead9 (for the waves)
+    num_sms: list  # per device: tuning_table.Waves.num_sms, 0 without waves
+    wave_tiles: tuple  # per algo: tuning_table.Waves.tiles (same on every device)
 
 
-def _tuned_rows(tuned, num_algos: int, classes: list) -> _TunedRows:
-    out = _TunedRows([], [], [], [], [])
+def _grids(plan: LibraryPlan) -> list:
+    """Each algo's launch grid (its variants share it), None for an algo without variants."""
+    return [next((v.record.grid for per_target in a.variants for v in per_target), None)
+            for a in plan.algos]
+
+
+def _tuned_rows(tuned, num_algos: int, classes: list, grids: list) -> _TunedRows:
+    out = _TunedRows([], [], [], [], [], [], [], ())
     table = tuned.table
     for dev in (table.devices if table else ()):
         dev_rows = tuning.rows_of(table, dev)
         if not dev_rows:
             continue
+        waves = tuning.waves_of(table, dev, grids)
+        out.num_sms.append(waves.num_sms if waves else 0)
+        out.wave_tiles = out.wave_tiles or (waves.tiles if waves else ())
         out.devices.append(f"    {{{dev.sm}, {len(out.rows)}, {len(dev_rows)}}}, /* "
                            f"{c_syntax.comment(dev.name)} */\n")
         for p, r in zip([q for q in dev.points if q.winner is not None], dev_rows):
             out.rows.append(f"    {{{', '.join(map(str, r.feats))}, {r.hint_class}, {r.winner}}}, "
                             f"/* {', '.join(f'{k}={v}' for k, v in zip(tuned.key, p.key))} */\n")
             out.slow_rows.append(f"    {{{', '.join(map(str, r.slow))}}},\n")
+            out.lead_rows.append(f"    {{{', '.join(map(str, r.leads))}}},\n")
         for algos in tuning.class_algos(table, dev):
             out.allowed_rows.append("    {" + ", ".join("1" if a in algos else "0"
                                                         for a in range(num_algos)) + "},\n")
         winners = sorted({r.winner for r in dev_rows})
         out.notes.append(f" *   sm_{dev.sm} ({c_syntax.comment(dev.name)}): {len(dev_rows)} tuned "
                          f"point(s), algos {', '.join(map(str, winners))}\n")
+        if waves:
+            bound = [str(a) for a, t in enumerate(waves.tiles) if t]
+            out.notes.append(f" *     waves over its {waves.num_sms} SMs for the SM-bound algos "
+                             f"{', '.join(bound)}\n")
     if not out.notes:
         out.notes.append(" *   (no tuned device: every call launches the default algo)\n")
     if classes:
@@ -232,6 +249,7 @@ def _tuned_tables(t: Templates, tuned, keys: list, num_algos: int, classes: list
                         for i, v in enumerate(tuning.LOG2_FRAC)) + "\n"),
                     key_leads=CCode("".join(f"    trt_q[{i}] = trt_lead9({k});\n"
                                             for i, k in enumerate(keys))),
+                    **_wave_parts(r, num_algos, nk),
                     **_memo_parts(nk, num_algos, [d.sm for d in table.devices],
                                   len(classes)),
                     neighbours=model.neighbours,
@@ -265,6 +283,54 @@ static int32_t trt_tiles_log2_q8(int32_t lead, int64_t tile) {
 """
 
 
+def _wave_parts(r: _TunedRows, num_algos: int, num_keys: int) -> dict:
+    """The C of tuning_table.Waves: tables and helper, the call's excess per algo, the vote's
+    correction; empty where no algo is SM-bound (the vote is the slowdowns' alone)."""
+    if not r.wave_tiles:
+        return {"wave_tables": CCode(""), "wave_locals": CCode(""), "wave_query": CCode(""),
+                "wave_vote": CCode("")}
+    tiles = ", ".join("{%d, %d}" % (t or (0, 0)) for t in r.wave_tiles)
+    tables = (
+        "/* Per algo: the tile (rows, columns) of an algo whose programs the SM count bounds\n"
+        " * (grid min(NUM_SMS, cdiv(M, rows) * cdiv(N, columns))), {0, 0} for the others; per\n"
+        " * device: the SM count its points were timed with (0: not recorded); per point: its\n"
+        " * keys' leads (tuning_table.Waves). */\n"
+        f"static const int32_t trt_wave_tile[{num_algos}][2] = {{{tiles}}};\n"
+        f"static const int64_t trt_wave_num_sms[{len(r.num_sms)}] = "
+        f"{{{', '.join(map(str, r.num_sms))}}};\n"
+        f"static const int32_t trt_tuned_leads[{len(r.lead_rows)}][{num_keys}] = {{\n"
+        + "".join(r.lead_rows) + "};\n\n"
+        "/* log2 in 1/256 octaves of whole waves * SMs / max(tiles, SMs) of this tile over the\n"
+        " * output of keys with these leads (tuning_table.wave_excess). */\n"
+        "static int32_t trt_wave_excess(const int32_t *trt_tile, const int32_t *trt_lead,\n"
+        "                               int64_t trt_sms) {\n"
+        "  int64_t trt_rows = (trt_kept_value(trt_lead[0]) - 1) / trt_tile[0] + 1;\n"
+        "  int64_t trt_cols = (trt_kept_value(trt_lead[1]) - 1) / trt_tile[1] + 1;\n"
+        "  int64_t trt_count, trt_waves;\n"
+        f"  if (trt_rows > {tuning.TILE_COUNT_CAP}) trt_rows = {tuning.TILE_COUNT_CAP};\n"
+        f"  if (trt_cols > {tuning.TILE_COUNT_CAP}) trt_cols = {tuning.TILE_COUNT_CAP};\n"
+        "  trt_count = trt_rows * trt_cols;\n"
+        "  trt_waves = (trt_count + trt_sms - 1) / trt_sms;\n"
+        "  return trt_log2_of_lead(trt_lead9(trt_waves * trt_sms)) -\n"
+        "         trt_log2_of_lead(trt_lead9(trt_count > trt_sms ? trt_count : trt_sms));\n"
+        "}\n\n")
+    query = (
+        "      trt_sms = trt_wave_num_sms[trt_dv];\n"
+        f"      for (trt_a = 0; trt_a < {num_algos}; ++trt_a)\n"
+        "        trt_xq[trt_a] = trt_sms > 0 && trt_wave_tile[trt_a][0] > 0 ?\n"
+        "            trt_wave_excess(trt_wave_tile[trt_a], trt_q, trt_sms) : 0;\n")
+    vote = (
+        "        if (trt_sms > 0)\n"
+        f"          for (trt_a = 0; trt_a < {num_algos}; ++trt_a)\n"
+        "            if (trt_wave_tile[trt_a][0] > 0)\n"
+        "              trt_score[trt_a] += trt_w * (trt_xq[trt_a] - trt_wave_excess(\n"
+        "                  trt_wave_tile[trt_a], trt_tuned_leads[trt_tuned_devices[trt_dv].first +\n"
+        "                                                        trt_near[trt_i]], trt_sms));\n")
+    return {"wave_tables": CCode(tables),
+            "wave_locals": CCode(f"\n    int32_t trt_xq[{num_algos}];\n    int64_t trt_sms;"),
+            "wave_query": CCode(query), "wave_vote": CCode(vote)}
+
+
 def _feature_lines(feats) -> CCode:
     """The C of tuning_table.features for a query whose leads are in trt_q."""
     lines = []
@@ -288,7 +354,7 @@ def _render_tuned(t: Templates, plan: LibraryPlan, name: CCode, params: CCode,
     keys = [c_syntax.param(k) for k in tuned.key]
     num_algos = len(plan.algos)
     classes = tuning.classes(tuned.table) if tuned.table else []
-    rows = _tuned_rows(tuned, num_algos, classes)
+    rows = _tuned_rows(tuned, num_algos, classes, _grids(plan))
     tables = _tuned_tables(t, tuned, keys, num_algos, classes, rows)
     key_params = CCode(", ".join(f"int64_t {k}" for k in keys))
     rargs = plan.first.c_args

@@ -72,6 +72,6 @@ def merge(base: tuning.Table, shards: Sequence[tuning.Table]) -> tuning.Table:
             new = {(p.key, p.hints) for p in dev.points}
             kept = tuple(p for p in (old.points if old else ()) if (p.key, p.hints) not in new)
             out = out.with_device(tuning.Device(dev.name, dev.sm, dev.source,
-                                                kept + dev.points))
+                                                kept + dev.points, dev.num_sms))
     notes = tuple(dict.fromkeys(base.notes + tuple(n for s in shards for n in s.notes)))
     return tuning.Table(out.library, out.key, out.algos, out.devices, notes)

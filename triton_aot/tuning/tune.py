@@ -110,6 +110,13 @@ class Pack:
     def dtype(self, torch):
         return getattr(torch, self.inputs.DTYPES[self.name])
 
+    @property
+    def grids(self) -> list:
+        """Each algo's launch grid (tuning_table.lookup's `grids`), None for an algo without
+        variants."""
+        return [self.records[a].grid if a in self.records else None
+                for a in range(self.lib.num_algos)]
+
 
 def open_pack(pack: Path) -> Pack:
     meta = json.loads((pack / "pack.json").read_text())
@@ -376,12 +383,14 @@ def tune(pack: Path, out: Path | None, reps: int, budget_s: float | None,
         log(f"{name}: shard {shard[0]} of {shard[1]}: {measured} shapes in "
             f"{time.monotonic() - t0:.0f} s")
         return tuning.Table(name, key, table.algos,
-                            (tuning.Device(props.name, sm, "tune", tuple(points)),), tuple(notes))
+                            (tuning.Device(props.name, sm, "tune", tuple(points),
+                                           props.multi_processor_count),), tuple(notes))
     if (shapes_filter or missing_only or model is not None) and old_dev is not None:
         # --shapes and --missing_only measure some calls only: the device keeps its other points
         remeasured = {(p.key, p.hints) for p in points}
         points = [p for p in old_dev.points if (p.key, p.hints) not in remeasured] + points
-    table = table.with_device(tuning.Device(props.name, sm, "tune", tuple(points)))
+    table = table.with_device(tuning.Device(props.name, sm, "tune", tuple(points),
+                                            props.multi_processor_count))
     log(f"{name}: {measured} shapes in {time.monotonic() - t0:.0f} s"
         + (f", {len(skipped)} skipped (budget)" if skipped else ""))
     return table
