@@ -6,11 +6,13 @@ one WorkResponse line per request to stdout ({"exitCode", "output", "requestId"}
 A request must give exactly what a one-shot process gives. The user's modules (the kernel file,
 its deps) may register things process-wide at import (torch custom ops, class registries), and
 refuse to be imported a second time in one process; so no module of the user's is ever dropped
-and imported again. Instead the worker process (the parent) imports Triton and runs one warm-up
-compile, once, and never compiles again; requests run in children forked from that warm parent,
-one child per request key (what the request imports: for the compile tool, request_key.py). A
-child keeps its modules and serves only requests of its key, so a dep that takes seconds to
-import is imported once per child, not once per action.
+and imported again. Instead the worker process (the parent) imports Triton (and torch, where
+the environment has it: import_torch) and runs one warm-up compile, once, and never compiles
+again; requests run in children forked from that warm parent, one child per request key (what
+the request imports: for the compile tool, request_key.py). A child keeps its modules and
+serves only requests of its key, so a dep that takes seconds to import is imported once per
+child, not once per action. A tool that runs the user's code rather than only importing it (the
+capture tool, serve_tool with no key) gets a fresh child for every request.
 
 Why children at all: Triton's native code keeps memory after every compile (about 0.8 MiB a
 compile under Python 3.14, see bench/results/worker.md) and nothing in Python gives it back, and
