@@ -4,7 +4,8 @@ One worker (at most 2 children, so that the least recently used one retires and 
 imported anew in a fresh child) serves compiles of kernel files with different keys, interleaved:
 the test kernels, a kernel whose helper comes from another import root, a package's kernel with
 relative imports, the kernel whose dep refuses a second import in one process (three variants
-in one child), a serving-style kernel file that imports torch, and two targets. Each output
+in one child), a serving-style kernel file that imports torch, one that asks torch.cuda about
+the device at import (torch itself is imported once, by the warm worker), and two targets. Each output
 (record, cubin, PTX) must be the same bytes as the same request run as a process of its own.
 Then an edited kernel file: the worker compiles the new text, as a fresh process would.
 """
@@ -62,6 +63,10 @@ REQUESTS = [
             "*fp16:16, *fp16:16, *fp16:16, i32, i32:16, fp32, 1, 1024", "n_rows", "cuda:90"),
     request("once_90", ONCE, "scale_once_kernel", "*fp32:16, *fp32:16, i32, 128",
             "cdiv(n, 128)", "cuda:90", [HERE]),
+    # torch.cuda asked at import (capability, name, warp size) with torch already imported by
+    # the warm worker: each target's answers, as in a process of its own
+    request("torch_cuda_80", KERNELS / "torch_cuda_at_import.py", "k", "*fp32", "1", "cuda:80"),
+    request("torch_cuda_90", KERNELS / "torch_cuda_at_import.py", "k", "*fp32", "1", "cuda:90"),
 ]
 # add80 once more, after its child retired (least recently used): imported anew in a fresh child
 AGAIN = REQUESTS[0]
