@@ -273,7 +273,7 @@ SUITES = {
         ],
     },
     "tune_fresh": {
-        "doc": "benchmark: tune_heldout on a second set of models (FRESH_LAYERS) and shapes of a seed of their own, which no choice of the selection looked at (~3 min)",
+        "doc": "benchmark: tune_heldout on a second set of models (FRESH_LAYERS) and shapes of a seed of their own, which no choice of the selection looked at before the waves (~3 min)",
         "needs": ["tuned"],
         "out": "bench/results",
         "run": [

@@ -16,7 +16,8 @@ Two sources of per-config timings, both committed:
              (tune_bench.py --held_out); chosen for from the whole table, so the selection in
              use is scored on the GPU's own per-config times, whatever portfolios that run had.
   fresh      bench/results/tune_fresh.json: the same on a second set of models
-             (`--held_out_layers=fresh`), which no choice of the selection looked at.
+             (`--held_out_layers=fresh`), which no choice of the selection looked at
+             until the waves (tuning_table.Waves), whose form was chosen scoring it too.
 
 Each choice costs the held-out shape's time of the chosen algo over its best of all algos (the
 oracle; the JIT's autotuner, which times every config on each new shape and keeps the fastest,
