@@ -14,7 +14,8 @@ def main() -> int:
     flags = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--"))
     version, python, kernel = flags["version"], flags.get("python", ""), flags["kernel"]
     problem = flags.get("problem", "")
-    passed_on = [f"--{k}={flags[k]}" for k in ("deselect", "example_targets") if k in flags]
+    passed_on = [f"--{k}={flags[k]}" for k in ("deselect", "example_targets", "skip")
+                 if k in flags]
     tests = [a for a in sys.argv[1:] if not a.startswith("--")]
     if not python:
         print(f"no triton {version} environment ({problem or 'not in RULES_TRITON_VERSION_PYTHONS'}): "
