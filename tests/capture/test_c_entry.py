@@ -87,12 +87,13 @@ def test_deterministic(libs):
 
 
 @pytest.mark.parametrize("op, fragment", [
-    (dict(OP, sort="x"), "'sort' in the op"),
+    (dict(OP, sort="x"), "unknown key 'sort'"),
     ({"args": ["x"], "steps": [OP, {"torch": "topk", "args": ["Y"]}], "returns": []},
-     "'torch' in step 1"),
+     "step 1: unknown key 'torch'"),
     (dict(OP, args=["x", "flag: bool"]), "an argument of kind 'bool'"),
     (dict(OP, entry="algo"), "entry 'algo'"),
-    (dict(OP, algo_choice=[["x.size(1) > 0", "first"]]), "the algo condition"),
+    (dict(OP, algo_choice=[["x.size(1) > 0", "first"]]), "algo_choice: ['x.size(1) > 0', 'first'] is not [condition, algo index]"),
+    (dict(OP, outputs={"Y": "x.size(0), x.size(1)"}, fills={"Y": "0.0"}), "an output filled with a constant"),
 ])
 def test_refuses_what_it_does_not_understand(op, fragment, libs):
     with pytest.raises(record.NoCEntry) as e:

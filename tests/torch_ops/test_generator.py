@@ -4,7 +4,7 @@ op and the attribute, and the modules it writes for every accepted declaration, 
 
 import pytest
 
-from triton_aot.contract import library
+from triton_aot.contract import library, op_record
 from triton_aot.core.errors import UserError
 from triton_aot.torch import torch_ops as gen
 
@@ -27,6 +27,12 @@ def _write_library(tmp_path, params, specializations=((("x_ptr", 16), ("out_ptr"
         tuning=None)
     (tmp_path / "k.library.json").write_text(description.to_json())
     return {"description": str(tmp_path / "k.library.json"), "include": "k.h"}
+
+
+def build_op(name, spec, lib):
+    """The generator over one hand-written op's record, as triton_torch_op writes it."""
+    return gen.build_op(name, op_record.read(dict(spec, lib="//k:k"), f"op {name!r}").launches[0],
+                        lib)
 
 
 def _lib(tmp_path):
@@ -81,7 +87,7 @@ def _lib(tmp_path):
 ])
 def test_generator_refusals(tmp_path, spec, message):
     with pytest.raises(UserError) as info:
-        gen.build_op("o", spec, _lib(tmp_path))
+        build_op("o", spec, _lib(tmp_path))
     assert info.value.message == message
 
 
@@ -97,13 +103,13 @@ def test_generator_refuses_parameter_types(tmp_path, x_type, message):
                                     ("out_ptr", "CUdeviceptr", "out_ptr", "*fp32"),
                                     ("n", "int32_t", "n", "i32")])
     with pytest.raises(UserError) as info:
-        gen.build_op("o", {"args": ["x"], "outputs": {"out_ptr": "x.shape"},
+        build_op("o", {"args": ["x"], "outputs": {"out_ptr": "x.shape"},
                            "bind": {"n": "x.numel()"}}, lib)
     assert info.value.message == message
 
 
 def test_generator_hint_check_rendered(tmp_path):
-    op = gen.build_op("o", {"args": ["x"], "outputs": {"out_ptr": "x.shape"},
+    op = build_op("o", {"args": ["x"], "outputs": {"out_ptr": "x.shape"},
                             "bind": {"n": "x.numel()"}}, _lib(tmp_path))
     cc = gen.render_cc("ns", "//:t", [op])
     assert "argument 'x' must be 16-byte aligned (every variant of k assumes x_ptr:16)" in cc
@@ -117,7 +123,7 @@ def test_generator_hint_check_rendered(tmp_path):
 
 def _plan(tmp_path, spec):
     return {"namespace": "ns", "label": "//:t", "so_name": "libt.so",
-            "ops": [{"name": "o", "spec": spec, "lib": _lib(tmp_path)}]}
+            "ops": [{"name": "o", "spec": dict(spec, lib="//k:k"), "lib": _lib(tmp_path)}]}
 
 
 @pytest.mark.parametrize("args,entry,schema,fake", [
@@ -195,7 +201,7 @@ def test_op_binds_parameters_by_their_kernel_names(tmp_path):
                                     ("trt_CU_SEQLENS", "CUdeviceptr", "CU_SEQLENS", "*i32"),
                                     ("trt_int", "int32_t", "int", "i32")],
                          ((("x_ptr", 16), ("CU_SEQLENS", 16)),))
-    op = gen.build_op("o", {"args": ["x", "seqlens"],
+    op = build_op("o", {"args": ["x", "seqlens"],
                             "bind": {"x_ptr": "x", "CU_SEQLENS": "seqlens", "int": "x.numel()"}},
                       lib)
     assert [b.param.name for b in op.bindings] == ["x_ptr", "CU_SEQLENS", "int"]
@@ -207,7 +213,7 @@ def test_library_description_of_another_format(tmp_path):
     """The generator reads a library only through its description; anything else is one line."""
     (tmp_path / "k.library.json").write_text('{"format": "rules_triton.variant.v2"}')
     with pytest.raises(UserError) as info:
-        gen.build_op("o", {"args": ["x"]}, {"description": str(tmp_path / "k.library.json"),
+        build_op("o", {"args": ["x"]}, {"description": str(tmp_path / "k.library.json"),
                                             "include": "k.h"})
     assert info.value.message == (
         f"{tmp_path / 'k.library.json'}: format 'rules_triton.variant.v2' is not "

@@ -123,7 +123,7 @@ class _Call:
     """One launch's call of its library's C function, as its parameters are bound."""
 
     index: int
-    launch: entry_record.Launch
+    launch: entry_record.LaunchOp
     where: str  # how messages name the launch
     lib: library_desc.Library
     function: library_desc.Function
@@ -137,7 +137,7 @@ class _Call:
 class _Builder:
     """Builds an `_Entry` step by step: the launcher's arguments, each launch, the outputs."""
 
-    def __init__(self, record: entry_record.Record, libraries: dict[str, library_desc.Library],
+    def __init__(self, record: entry_record.OpRecord, libraries: dict[str, library_desc.Library],
                  includes: dict[str, str], fname: CCode, e: _Entry) -> None:
         self.record, self.libraries, self.includes, self.fname, self.e = (
             record, libraries, includes, fname, e)
@@ -175,7 +175,7 @@ class _Builder:
         if len(record.launches) == 1:  # the torch op returns its outputs in the C API's order
             self.returned = {(0, p) for p in record.launches[0].outputs}
 
-    def launch(self, index: int, launch: entry_record.Launch) -> None:
+    def launch(self, index: int, launch: entry_record.LaunchOp) -> None:
         """One launch: its checks, its bound parameters, its algo, what it allocates, its call."""
         call = self._call(index, launch)
         for text in launch.checks:
@@ -197,7 +197,7 @@ class _Builder:
                                + (", the algo by the sizes" if launch.algo_choice else ""))
         self.e.docs += [f"  refused unless {text}" for text in launch.checks]
 
-    def _call(self, index: int, launch: entry_record.Launch) -> _Call:
+    def _call(self, index: int, launch: entry_record.LaunchOp) -> _Call:
         """The launch's library function and parameters, checked against what the record says."""
         where = f"launch {index}" if len(self.record.launches) > 1 else "the op"
         lib = self.libraries.get(launch.lib)
@@ -208,7 +208,7 @@ class _Builder:
                         "DLPack tensors are CUDA only")
         if self.includes.get(launch.lib) and self.includes[launch.lib] not in self.e.includes:
             self.e.includes.append(self.includes[launch.lib])
-        for n in launch.args:
+        for n in launch.arg_names:
             if n not in self.arg_kinds and n not in self.tensors:
                 raise UserError(f"{where} takes {n!r}, which is no argument of the launcher and no "
                             "tensor an earlier launch allocated")
@@ -347,7 +347,7 @@ class _Builder:
         for launch in self.record.launches:
             if launch.contiguous is None:
                 read = {n for n in self.tensors if f"{n}.stride(" in " ".join(launch.bind.values())}
-                contiguous |= {a for a in launch.args if a not in read}
+                contiguous |= {a for a in launch.arg_names if a not in read}
             else:
                 contiguous |= set(launch.contiguous)
         return contiguous

@@ -106,6 +106,7 @@ def _run(fv: flags.FlagValues, rest: list[str]) -> None:
     from triton_aot.capture import composite, declaration, op, record, tracer
     from triton_aot.capture.examples import FakeInputs
     from triton_aot.compile.triton_adapter import hermetic_env, parse_target
+    from triton_aot.contract import op_record
 
     cli.require(fv, "target", "launcher", "name", "out_record", "out_bzl", "out_build")
     what = fv.target
@@ -128,7 +129,7 @@ def _run(fv: flags.FlagValues, rest: list[str]) -> None:
                                set(fv.src) if fv.src or fv.launcher_module else None)
     # a launcher that computes with torch: a composite of its torch calls and its launches
     declare_op = composite.declare_op if any(c.graph for c in calls) else op.declare_op
-    torch_op = declare_op(decl, calls, what)
+    torch_op = op_record.read(declare_op(decl, calls, what), what).to_dict()
     Path(fv.out_record).write_text(record.to_json(calls), encoding="utf-8")
     Path(fv.out_bzl).write_text(declaration.bzl_text(decl, what, torch_op), encoding="utf-8")
     build = declaration.build_text(decl, fv.targets, torch_op, fv.name, fv.package,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from triton_aot.contract import library
+from triton_aot.contract.op_record import LaunchOp
 from triton_aot.core.arg_type import ArgType
 from triton_aot.core.op_expression import split_top
 from triton_aot.torch.expression import Expr
@@ -73,14 +74,14 @@ class _Entry:
     choice: list
 
 
-def _entry(name: str, spec: dict, description) -> _Entry:
+def _entry(name: str, spec: LaunchOp, description) -> _Entry:
     c_name = description.name
     for p in description.function("default").params:
         if p.type is not None and p.type.is_tensordesc:
             raise fail(name, f"{c_name} takes a tensor descriptor ({p.kernel_param}); torch ops "
                              "over tensordesc parameters are not supported yet")
-    choice = spec.get("algo_choice") or []
-    kind = spec.get("entry") or ("algo" if choice else "auto" if description.function("auto")
+    choice = list(spec.algo_choice)
+    kind = spec.entry or ("algo" if choice else "auto" if description.function("auto")
                                  else "default")
     if choice and kind != "algo":
         raise fail(name, "algo_choice: the op chooses the algo, so entry must be 'algo' or unset")
@@ -119,12 +120,12 @@ def _with_algo_arg(name: str, args: list[Arg]) -> list[Arg]:
 class _Binder:
     """Binds the entry's parameters one by one, noting what the expressions read."""
 
-    def __init__(self, name: str, entry: _Entry, args: list[Arg], spec: dict) -> None:
+    def __init__(self, name: str, entry: _Entry, args: list[Arg], spec: LaunchOp) -> None:
         self.name, self.entry = name, entry
         self.argmap = {a.name: a for a in args}
         self.tensors = {a.name for a in args if a.kind == "Tensor"}
-        self.outputs_spec: dict[str, str] = dict(spec.get("outputs") or {})
-        self.bind: dict[str, str] = dict(spec.get("bind") or {})
+        self.outputs_spec: dict[str, str] = dict(spec.outputs)
+        self.bind: dict[str, str] = dict(spec.bind)
         self.dims: dict[str, int] = {}
         self.strided: set[str] = set()
         self.bindings: list[Binding] = []
@@ -172,10 +173,10 @@ class _Binder:
             raise fail(self.name, f"parameter {p.name!r} of {self.entry.name}() has C type "
                                   f"{p.ctype!r}, which torch ops do not support yet")
 
-    def fills(self, spec: dict) -> dict[str, float]:
+    def fills(self, spec: LaunchOp) -> dict[str, float]:
         """`fills`: output parameter -> the constant the op fills it with."""
         out = {}
-        for key, text in (spec.get("fills") or {}).items():
+        for key, text in spec.fills.items():
             if key not in self.outputs_spec:
                 raise fail(self.name, f"fills: {key!r} is not an output of the op")
             try:
@@ -235,13 +236,13 @@ class _Binder:
             self.used.add(text.strip())
 
 
-def _tensor_lists(name: str, spec: dict, b: _Binder) -> tuple[list[str], list[str]]:
+def _tensor_lists(name: str, spec: LaunchOp, b: _Binder) -> tuple[list[str], list[str]]:
     """`mutates` and `contiguous` (default: every tensor whose strides no expression reads)."""
-    mutates = list(spec.get("mutates") or [])
+    mutates = list(spec.mutates)
     for m in mutates:
         if m not in b.tensors:
             raise fail(name, f"mutates: {m!r} is not a tensor argument")
-    contiguous = spec.get("contiguous")
+    contiguous = None if spec.contiguous is None else list(spec.contiguous)
     if contiguous is None:
         contiguous = sorted(t for t in b.tensors if t not in b.strided)
     for t in contiguous:
@@ -250,19 +251,19 @@ def _tensor_lists(name: str, spec: dict, b: _Binder) -> tuple[list[str], list[st
     return mutates, contiguous
 
 
-def build_op(name: str, spec: dict, lib: dict) -> Op:
+def build_op(name: str, spec: LaunchOp, lib: dict) -> Op:
     """Binds one op's C entry point to tensor-level arguments; UserError when it cannot."""
     if not IDENT.match(name):
         raise fail(name, "an op name is an identifier")
     entry = _entry(name, spec, library.read_library(lib["description"]))
-    args = parse_args(name, spec.get("args") or [])
+    args = parse_args(name, [a.text for a in spec.args])
     if entry.algo_arg:
         args = _with_algo_arg(name, args)
     b = _Binder(name, entry, args, spec)
     for p in entry.params:
         b.param(p)
     checks, py_checks = [], []
-    for text in spec.get("checks") or []:
+    for text in spec.checks:
         e = b.expr("checks", text, boolean=True)
         checks.append((e.cc, text))
         py_checks.append((e.py, text))

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from triton_aot.contract.op_record import OpRecord
 from triton_aot.core.errors import UserError
 from triton_aot.torch.binding import Op, build_op
 from triton_aot.torch.expression import Expr
@@ -45,27 +46,27 @@ class CompositeOp:
         return {p.include for p in self.launches}
 
 
-def build(name: str, spec: dict, launches: list[dict]) -> CompositeOp:
-    args = parse_args(name, spec.get("args") or [])
-    composite = spec["composite"]
+def build(name: str, spec: OpRecord, libs: list[dict]) -> CompositeOp:
+    args = parse_args(name, [a.text for a in spec.args])
+    composite = spec.composite
     by_name = {a.name: a for a in args}
     tensors = {a.name for a in args if a.kind == "Tensor"}
-    prims = [build_op(f"{name}__{k}", launch["spec"], launch["lib"])
-             for k, launch in enumerate(launches)]
+    prims = [build_op(f"{name}__{k}", launch, lib)
+             for k, (launch, lib) in enumerate(zip(composite.launches, libs))]
     checks = [(Expr(name, "checks", text, by_name, tensors, boolean=True).py, text)
-              for text in spec.get("checks") or []]
-    mutates = list(spec.get("mutates") or [])
+              for text in spec.checks]
+    mutates = list(spec.mutates)
     for m in mutates:
         if m not in tensors:
             raise UserError(f"op {name!r}: mutates: {m!r} is not a tensor argument")
-    dtypes = dict(composite.get("dtypes") or {})
+    dtypes = dict(composite.dtypes)
     for t, dtype in dtypes.items():
         if t not in tensors or dtype not in _TORCH_DTYPES:
             raise UserError(f"op {name!r}: composite dtypes: {t!r}: {dtype!r} is not a tensor "
                             "argument and a dtype")
-    result = composite.get("result")
+    result = composite.result
     outputs = [] if result is None else [result] if isinstance(result, dict) else list(result)
-    op = CompositeOp(name, args, mutates, outputs, checks, dtypes, composite["graph"], result,
+    op = CompositeOp(name, args, mutates, outputs, checks, dtypes, list(composite.graph), result,
                      prims)
     _Renderer(op, "").body()  # every reference resolves: refused at build time, not at import
     return op

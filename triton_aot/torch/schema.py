@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from triton_aot.contract.op_record import ARG_PATTERN
 from triton_aot.core import abi
 from triton_aot.core.errors import UserError
 
@@ -69,7 +70,7 @@ def fail(op: str, message: str) -> UserError:
 def parse_args(op: str, specs: list[str]) -> list[Arg]:
     args = []
     for spec in specs:
-        m = re.match(r"^\s*([A-Za-z_]\w*)\s*(?::\s*(static\s+)?(\w+))?\s*(?:=\s*(\S.*?))?\s*$", spec)
+        m = ARG_PATTERN.match(spec)
         if not m:
             raise fail(op, f"attribute 'args': {spec!r} is not 'NAME', 'NAME: TYPE' or "
                             "'NAME: TYPE = DEFAULT'")

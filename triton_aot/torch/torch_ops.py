@@ -37,6 +37,7 @@ from pathlib import Path
 
 from absl import flags
 
+from triton_aot.contract import op_record
 from triton_aot.core import cli
 from triton_aot.core.errors import UserError
 from triton_aot.torch import cc, composite, fake, torch_steps
@@ -77,13 +78,25 @@ def render_py(ns: str, label: str, so: str, ops: list) -> str:
     return fake.render_module(ns, label, so, listed, fakes)
 
 
+def _build(o: dict):
+    """One op of the plan: its record (triton_aot.contract.op_record) over its libraries."""
+    record = op_record.read(o["spec"], f"op {o['name']!r}")
+    libs = [part["lib"] for part in o.get("launches") or o.get("steps") or [o]]
+    if len(libs) != len(record.launches):
+        raise UserError(f"op {o['name']!r}: {len(record.launches)} launches over "
+                        f"{len(libs)} libraries")
+    if record.form == "composite":
+        return composite.build(o["name"], record, libs)
+    if record.form == "steps":
+        return torch_steps.build(o["name"], record, libs)
+    return build_op(o["name"], record.launches[0], libs[0])
+
+
 def generate(plan: dict) -> tuple[str, str]:
     ns = plan["namespace"]
     if not IDENT.match(ns):
         raise UserError(f"namespace {ns!r} is not an identifier")
-    ops = [composite.build(o["name"], o["spec"], o["launches"]) if o.get("launches")
-           else torch_steps.build(o["name"], o["spec"], o["steps"]) if o.get("steps")
-           else build_op(o["name"], o["spec"], o["lib"]) for o in plan["ops"]]
+    ops = [_build(o) for o in plan["ops"]]
     if not ops:
         raise UserError("ops: a torch library needs at least one op")
     py = render_py(ns, plan["label"], plan["so_name"], ops)

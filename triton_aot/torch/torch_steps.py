@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from triton_aot.contract.op_record import OpRecord
 from triton_aot.core.errors import UserError
 from triton_aot.torch.binding import build_op
 from triton_aot.torch.cc import cc_op
@@ -35,12 +36,12 @@ class StepsOp:
         return {s.include for s in self.steps}
 
 
-def build(name: str, spec: dict, steps: list[dict]) -> StepsOp:
-    args = parse_args(name, spec.get("args") or [])
+def build(name: str, spec: OpRecord, libs: list[dict]) -> StepsOp:
+    args = parse_args(name, [a.text for a in spec.args])
     names = {a.name for a in args}
     built, produced = [], {}
-    for i, step in enumerate(steps):
-        op = build_op(f"{name}__{i}", step["spec"], step["lib"])
+    for i, (step, lib) in enumerate(zip(spec.launches, libs)):
+        op = build_op(f"{name}__{i}", step, lib)
         for a in op.args:
             if a.name not in names and a.name not in produced:
                 raise UserError(f"op {name!r}: step {i} takes {a.name!r}, which is no argument of "
@@ -49,11 +50,11 @@ def build(name: str, spec: dict, steps: list[dict]) -> StepsOp:
             produced[pname] = (i, pname)
         built.append(op)
     returns = []
-    for i, pname in spec.get("returns") or []:
+    for i, pname in spec.returns:
         if not any(o[0] == pname for o in built[int(i)].outputs):
             raise UserError(f"op {name!r}: returns: step {i} allocates no {pname!r}")
         returns.append((int(i), pname))
-    mutates = list(spec.get("mutates") or [])
+    mutates = list(spec.mutates)
     for m in mutates:
         if m not in [a.name for a in args if a.kind == "Tensor"]:
             raise UserError(f"op {name!r}: mutates: {m!r} is not a tensor argument")
