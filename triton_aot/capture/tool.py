@@ -101,38 +101,49 @@ def _check_sizes_used(shared: dict[str, int], calls: list[str], what: str) -> No
                             f"(e.g. \"bf16({name}, 1024)\"), or remove it from `sizes`")
 
 
+def capture_launcher(fn, call_texts: list[str], shared: dict[str, int], name: str, what: str,
+                     srcs: set[str] | None = None):
+    """Runs the launcher `fn` on every example call and returns (calls, declaration, op record).
+
+    Must run inside the build-time driver's answers (build_driver / build_torch_cuda)."""
+    from triton_aot.capture import composite, declaration, op, tracer
+    from triton_aot.capture.examples import FakeInputs
+    from triton_aot.contract import op_record
+
+    if not call_texts:
+        raise UserError(f"{what}: attribute 'calls': no example call; give at least one")
+    _check_sizes_used(shared, call_texts, what)
+    calls = []
+    for text in call_texts:
+        own, text = split_sizes(text, what)
+        inputs = FakeInputs(shared | own, what)  # fresh symbols and guards per call
+        calls.append(tracer.capture_call(fn, inputs, inputs.parse(text, what), what))
+    decl = declaration.declare(calls, name, what, srcs)
+    # a launcher that computes with torch: a composite of its torch calls and its launches
+    declare_op = composite.declare_op if any(c.graph for c in calls) else op.declare_op
+    return calls, decl, op_record.read(declare_op(decl, calls, what), what)
+
+
 def _run(fv: flags.FlagValues, rest: list[str]) -> None:
     from triton_aot.compile import build_driver, build_torch_cuda
-    from triton_aot.capture import composite, declaration, op, record, tracer
-    from triton_aot.capture.examples import FakeInputs
+    from triton_aot.capture import declaration, record
     from triton_aot.compile.triton_adapter import hermetic_env, parse_target
-    from triton_aot.contract import op_record
 
     cli.require(fv, "target", "launcher", "name", "out_record", "out_bzl", "out_build")
     what = fv.target
-    if not fv.call:
-        raise UserError(f"{what}: attribute 'calls': no example call; give at least one")
     target = parse_target(fv.gpu_target)
     answers = (target.backend, target.arch, target.warp_size, f"{what}: attribute 'launcher'")
-    shared = json.loads(fv.sizes)
-    _check_sizes_used(shared, fv.call, what)
-    calls = []
     with hermetic_env(), build_driver.answering_for(*answers), \
             build_torch_cuda.answering_for(*answers):
         fn = load_launcher(fv.launcher_module, fv.launcher_path, fv.launcher, fv.import_path,
                            what)
-        for text in fv.call:
-            own, text = split_sizes(text, what)
-            inputs = FakeInputs(shared | own, what)  # fresh symbols and guards per call
-            calls.append(tracer.capture_call(fn, inputs, inputs.parse(text, what), what))
-    decl = declaration.declare(calls, fv.name, what,
-                               set(fv.src) if fv.src or fv.launcher_module else None)
-    # a launcher that computes with torch: a composite of its torch calls and its launches
-    declare_op = composite.declare_op if any(c.graph for c in calls) else op.declare_op
-    torch_op = op_record.read(declare_op(decl, calls, what), what).to_dict()
+        calls, decl, torch_op = capture_launcher(
+            fn, fv.call, json.loads(fv.sizes), fv.name, what,
+            set(fv.src) if fv.src or fv.launcher_module else None)
+    op = torch_op.to_dict()
     Path(fv.out_record).write_text(record.to_json(calls), encoding="utf-8")
-    Path(fv.out_bzl).write_text(declaration.bzl_text(decl, what, torch_op), encoding="utf-8")
-    build = declaration.build_text(decl, fv.targets, torch_op, fv.name, fv.package,
+    Path(fv.out_bzl).write_text(declaration.bzl_text(decl, what, op), encoding="utf-8")
+    build = declaration.build_text(decl, fv.targets, op, fv.name, fv.package,
                                    tuple(fv.print_src), tuple(fv.print_dep))
     Path(fv.out_build).write_text(build, encoding="utf-8")
 
