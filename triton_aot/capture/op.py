@@ -145,7 +145,10 @@ def _declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[
     returned = [k for k, alloc in enumerate(first.allocations) if alloc.returned]
     args = [t for t in inputs if t in used_inputs] + [f"{f}: float" for f in floats]
     mutated = _written_inputs(calls, inputs)
-    if len(steps) == 1:
+    returns = [[written[k][0], written[k][1]] for k in returned if k in written]
+    # one launch that returns exactly its outputs, in the C API's order: the op's plain form
+    # (a scratch tensor, or another order, needs `returns`: the steps form of one step)
+    if len(steps) == 1 and [p for _, p in returns] == list(steps[0].get("outputs") or {}):
         op = steps[0]
         op["args"] = args
         if mutated:
@@ -154,7 +157,7 @@ def _declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[
     op = {
         "args": args,
         "steps": steps,
-        "returns": [[written[k][0], written[k][1]] for k in returned if k in written],
+        "returns": returns,
     }
     if mutated:
         op["mutates"] = mutated

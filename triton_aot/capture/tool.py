@@ -106,7 +106,7 @@ def capture_launcher(fn, call_texts: list[str], shared: dict[str, int], name: st
     """Runs the launcher `fn` on every example call and returns (calls, declaration, op record).
 
     Must run inside the build-time driver's answers (build_driver / build_torch_cuda)."""
-    from triton_aot.capture import composite, declaration, op, tracer
+    from triton_aot.capture import composite, declaration, op, proof, tracer
     from triton_aot.capture.examples import FakeInputs
     from triton_aot.contract import op_record
 
@@ -121,7 +121,18 @@ def capture_launcher(fn, call_texts: list[str], shared: dict[str, int], name: st
     decl = declaration.declare(calls, name, what, srcs)
     # a launcher that computes with torch: a composite of its torch calls and its launches
     declare_op = composite.declare_op if any(c.graph for c in calls) else op.declare_op
-    return calls, decl, op_record.read(declare_op(decl, calls, what), what)
+    record = op_record.read(declare_op(decl, calls, what), what)
+
+    def capture_static(text: str):
+        """The launcher at one call whose sizes are all numbers; None where it fails."""
+        inputs = FakeInputs({}, what)
+        try:
+            return tracer.capture_call(fn, inputs, inputs.parse(text, what), what)
+        except UserError:
+            return None
+
+    proof.prove(call_texts, shared, record, decl, what, capture_static, op.renames(calls))
+    return calls, decl, record
 
 
 def _run(fv: flags.FlagValues, rest: list[str]) -> None:

@@ -99,9 +99,37 @@ class _Recorder:
             return ""  # a pointer into an input at another offset: not bound by name
         for i, a in enumerate(self.allocated):
             if a.untyped_storage()._cdata == key:
+                if not self.same_view(a, t):
+                    raise CaptureRefused(
+                        f"{self.what}: {_stack_line()}: {self.param} points into another part "
+                        "or view of a tensor that an earlier launch got (out[:n], then out[n:]); "
+                        "the op allocates one tensor per pointer parameter, so launch into "
+                        "tensors of their own, or pass the whole tensor and offset in the kernel")
                 return f"output:{i}"
+        if not self.whole_storage(t):
+            raise CaptureRefused(
+                f"{self.what}: {_stack_line()}: {self.param} points into part of a tensor the "
+                "launcher allocated (a slice such as out[:n] or out[1:], or a strided view); the "
+                "op allocates exactly the tensor each pointer parameter gets, so allocate that "
+                "tensor itself, or pass the whole allocation and offset in the kernel")
         self.allocated.append(t)
         return f"output:{len(self.allocated) - 1}"
+
+    def concrete(self, value: Any) -> int:
+        import torch
+        return self.hint_of(value) if isinstance(value, torch.SymInt) else int(value)
+
+    def whole_storage(self, t: Any) -> bool:
+        """Whether `t` is its storage, whole and dense (asked at the example's sizes: asking
+        adds no guard)."""
+        return (self.concrete(t.storage_offset()) == 0 and bool(t.is_contiguous())
+                and self.concrete(t.numel()) * t.element_size()
+                == self.concrete(t.untyped_storage().nbytes()))
+
+    def same_view(self, a: Any, t: Any) -> bool:
+        return (self.concrete(a.storage_offset()) == self.concrete(t.storage_offset())
+                and [self.concrete(v) for v in a.shape] == [self.concrete(v) for v in t.shape]
+                and [self.concrete(v) for v in a.stride()] == [self.concrete(v) for v in t.stride()])
 
     def input_storage_of(self, a: Argument) -> int:
         name = a.source.partition(":")[2]
@@ -187,10 +215,13 @@ class _Recorder:
         name = p.name
         if p.is_constexpr:
             if isinstance(value, torch.SymInt):
+                # the sizes by name, not the expression: triton.next_power_of_2(n) of a
+                # dynamic n is kilobytes of bit arithmetic
+                used = sorted({self.size_name(s) for s in value.node.expr.free_symbols})
                 raise CaptureRefused(
                     f"{self.what}: {site}: constexpr {name} of {fn.__name__} depends on the "
-                    f"dynamic size(s) {self.expr(value)}; a constexpr is compiled in, so "
-                    "make those sizes static (leave them out of `sizes`)")
+                    f"dynamic size{'s' if len(used) > 1 else ''} {', '.join(used)}; a constexpr "
+                    "is compiled in, so make those sizes static (leave them out of `sizes`)")
             return Argument(name, "constexpr", value=_constexpr_value(value, self.what, site, name))
         if value is None:
             return Argument(name, "none")
@@ -233,6 +264,7 @@ class _Recorder:
         if isinstance(offset, torch.SymInt):
             offset = self.hint_of(offset)
         spec = _specialize(_Pointer(offset * value.element_size(), value.dtype), p)
+        self.param = f"argument {p.name} of {fn.__name__}"
         return Argument(p.name, "pointer", type=spec[0], hint=16 if spec[1] == "D" else 0,
                         source=self.source_of_tensor(value))
 
@@ -319,9 +351,10 @@ def capture_call(launcher: Callable, inputs: FakeInputs, call: ExampleCall,
         raise CaptureRefused(f"{what}: the launcher launched no Triton kernel on example call "
                              f"{call.text!r}; name the function that runs kernel[grid](...)")
     _refuse_specialized(inputs, guards_before, what)
+    sited = inputs.shape_env.guards
     guards = tuple(sizes.render(g.expr, recorder.size_name)
-                   for g in inputs.shape_env.guards[guards_before:]
-                   if g.expr.free_symbols and not _zero_one_guard(g.expr))
+                   for g, own in zip(sited[guards_before:], sited.own[guards_before:])
+                   if own and g.expr.free_symbols and not _zero_one_guard(g.expr))
     launches, allocations = _outputs_in_return_order(recorder, result)
     returned = {t.untyped_storage()._cdata for t in _returned_tensors(result)}
     returned_inputs = tuple(name for key, views in recorder.input_storage.items()
@@ -332,7 +365,32 @@ def capture_call(launcher: Callable, inputs: FakeInputs, call: ExampleCall,
                           steps=tuple(recorder.steps))
     if _computes_with_torch(recorder, result):
         return _with_graph(capture, recorder, result, what)
+    _refuse_other_returns(recorder, result, what)
     return capture
+
+
+def _refuse_other_returns(recorder: _Recorder, result: Any, what: str) -> None:
+    """An op of launches alone returns the tensors the launcher allocated and returns, whole
+    and dense, each once (the inputs and Python values a launcher also returns, as Liger's
+    forwards do for their autograd context, the caller has: they are not the op's results).
+    A returned transpose or part of such a tensor would make the op return another shape than
+    the launcher, so it is refused naming the launcher's return line."""
+    import torch
+    site = f"{what}: {recorder.return_line}"
+    allocated = [t for t in _returned_tensors(result)
+                 if t.untyped_storage()._cdata not in recorder.input_storage]
+    for t in allocated:
+        alloc = next(a for a in recorder.allocated
+                     if a.untyped_storage()._cdata == t.untyped_storage()._cdata)
+        if not (recorder.whole_storage(t)
+                and recorder.concrete(t.numel()) == recorder.concrete(alloc.numel())):
+            raise CaptureRefused(
+                f"{site}: the launcher returns a strided view or a part of a tensor a kernel "
+                "wrote (a transpose, a slice); the op returns the dense tensor the kernel got: "
+                "return that tensor, or a .contiguous() copy")
+    if len({t.untyped_storage()._cdata for t in allocated}) != len(allocated):
+        raise CaptureRefused(f"{site}: the launcher returns one tensor twice (or two views of "
+                             "one); an op returns each tensor once")
 
 
 def _computes_with_torch(recorder: _Recorder, result: Any) -> bool:
@@ -421,7 +479,7 @@ def _run(launcher: Callable, recorder: _Recorder, call: ExampleCall, what: str) 
             recorder.graph.constant(made, real, _stack_line())
 
         with _recording(recorder), fake_cuda.looking_like_cuda(on_constant), \
-                recorder.inputs.mode, \
+                recorder.inputs.mode, _return_line(launcher, recorder), \
                 torch_work.recorder(recorder.steps, _stack_line, recorder.fills, recorder.graph):
             return launcher(*call.args, **call.kwargs)
     except DeviceAccessRefused as e:  # the build-time driver's or torch.cuda's refusal
@@ -459,16 +517,67 @@ def _run(launcher: Callable, recorder: _Recorder, call: ExampleCall, what: str) 
                              f"{call.text!r}: {type(e).__name__}: {first}") from None
 
 
+@contextlib.contextmanager
+def _return_line(launcher: Callable, recorder: _Recorder) -> Iterator[None]:
+    """Notes file:line of the launcher's `return` (a refusal of what it returns names it)."""
+    code = getattr(inspect.unwrap(launcher), "__code__", None)
+    recorder.return_line = "<the launcher's return>"
+    if code is None:
+        yield
+        return
+    recorder.return_line = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "return" and frame.f_code is code:
+            recorder.return_line = f"{os.path.basename(code.co_filename)}:{frame.f_lineno}"
+
+    saved = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield
+    finally:
+        sys.setprofile(saved)
+
+
 class _SitedGuards(list):
-    """The ShapeEnv's guard list, noting the launcher's line that added each guard."""
+    """The ShapeEnv's guard list, noting the launcher's line that added each guard and whether
+    the launcher's own code branched on a size there (`if n > 4096`, `min(n, 64)`), or torch's
+    implementation of an op reasoned about sizes (a view's `(b * s) != b`, which only tells
+    which path torch took at the example's sizes, not a limit of the launcher)."""
 
     def __init__(self, guards: list) -> None:
         super().__init__(guards)
         self.sites = ["<before the launcher>"] * len(guards)
+        self.own = [False] * len(guards)
 
     def append(self, guard: Any) -> None:
         self.sites.append(_stack_line())
+        self.own.append(_launcher_branch())
         super().append(guard)
+
+
+# Where torch turns a symbolic comparison into a guard: the frames between a guard and the
+# launcher's own line when the launcher itself compares sizes.
+_SYMBOLIC_FILES = ("symbolic_shapes.py", "recording.py", "sym_node.py")
+_SYMBOLIC_DUNDERS = ("__bool__", "__int__", "__index__", "__float__", "__lt__", "__le__",
+                     "__gt__", "__ge__", "__eq__", "__ne__", "__hash__")
+
+
+def _launcher_branch() -> bool:
+    """Whether the guard being added comes from the launcher's own code asking a size question
+    (only torch's symbolic machinery between it and the launcher's frame)."""
+    skip = _skip_dirs()
+    frame = sys._getframe(2)
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(skip) and not frame.f_code.co_filename.startswith("<"):
+            return True
+        name = os.path.basename(path)
+        if name not in _SYMBOLIC_FILES and not (
+                name == "__init__.py" and frame.f_code.co_name in _SYMBOLIC_DUNDERS):
+            return False
+        frame = frame.f_back
+    return False
 
 
 def _refuse_specialized(inputs: FakeInputs, guards_before: int, what: str) -> None:
