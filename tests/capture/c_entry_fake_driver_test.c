@@ -4,7 +4,8 @@
  * table, device type and id, output shape, workspace size and alignment, a value beyond the
  * kernel's int32); rms_scale's size table picks the algo of each condition; decode attention runs
  * its two launches in order, on the caller's stream, with the arguments its launcher passes and
- * its intermediates carved from the workspace; a failing launch is returned as it is. */
+ * its intermediates carved from the workspace; a failing launch is returned as it is; at a size
+ * 0 the workspace is 0 bytes and (NULL, 0) is taken, the empty grids launch nothing. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -333,6 +334,27 @@ static void test_decode_attention(void) {
   CHECK_EQ(num_launches(), before + 1);
 }
 
+/* Decode attention at batch 0: its intermediates are empty, the workspace 0 bytes: (NULL, 0)
+ * is taken, and both grids (32 * batch) are empty: success with nothing launched. */
+static void test_decode_attention_empty(void) {
+  tensor q, kc, vc, out;
+  int64_t qs[3] = {0, 32, 128}, cs[4] = {0, 4096, 32, 128};
+  size_t bytes = 1;
+  int before = num_launches();
+  make(&q, 0x100000, kDLBfloat, 16, 3, qs);
+  make(&kc, 0x200000, kDLBfloat, 16, 4, cs);
+  make(&vc, 0x300000, kDLBfloat, 16, 4, cs);
+  make(&out, 0x400000, kDLBfloat, 16, 3, qs);
+  CHECK_EQ(decode_attention_c_workspace_size(&q.t, &kc.t, &vc.t, &bytes), CUDA_SUCCESS);
+  CHECK_EQ(bytes, 0);
+  CHECK_EQ(decode_attention_c(STREAM, &q.t, &kc.t, &vc.t, 0.088f, &out.t, NULL, 0), CUDA_SUCCESS);
+  CHECK_EQ(num_launches(), before);
+  /* a workspace given anyway, of any size and alignment, is not read */
+  CHECK_EQ(decode_attention_c(STREAM, &q.t, &kc.t, &vc.t, 0.088f, &out.t, (void *)0x7000010, 16),
+           CUDA_SUCCESS);
+  CHECK_EQ(num_launches(), before);
+}
+
 static void test_swiglu(void) {
   tensor a, b, c;
   int64_t s[2] = {16, 4096};
@@ -381,6 +403,7 @@ int main(void) {
   test_rope_strides();
   test_swiglu();
   test_decode_attention();
+  test_decode_attention_empty();
   printf("ok\n");
   return 0;
 }

@@ -15,7 +15,7 @@ strides and guards; contiguity; the shape of each output the caller passes; the 
 their C types; a variant takes them), reads the dynamic sizes off the tensors, binds every
 kernel parameter, picks the algo by the record's size conditions, and only then runs every
 launch in order on `stream`, intermediates carved from `workspace` (256-byte aligned, at
-256-byte aligned offsets); it returns the first error. Any refusal is CUDA_ERROR_INVALID_VALUE
+256-byte aligned offsets; a workspace of 0 bytes may be NULL); it returns the first error. Any refusal is CUDA_ERROR_INVALID_VALUE
 with nothing launched. The generated C never allocates, prints or exits.
 """
 
@@ -459,8 +459,10 @@ def render(name: str, label: str, e: _Entry, templates: Templates | None = None)
         w(f"  trt_r = trt_entry_output({t.c_name}, {code}, {bits}, &trt_device, &{t.var});")
         w("  if (trt_r != CUDA_SUCCESS) return trt_r;")
     if e.scratch:
-        w("  if (trt_need > workspace_bytes || workspace == NULL ||")
-        w(f"      (uintptr_t)workspace % {WORKSPACE_ALIGN} != 0) return CUDA_ERROR_INVALID_VALUE;")
+        # A workspace of 0 bytes (every intermediate empty) may be NULL, 0 as the header says:
+        # nothing is carved from it, and the empty intermediates' address is never read.
+        w("  if (trt_need > workspace_bytes || (trt_need != 0 && (workspace == NULL ||")
+        w(f"      (uintptr_t)workspace % {WORKSPACE_ALIGN} != 0))) return CUDA_ERROR_INVALID_VALUE;")
         for t in e.scratch:
             w(f"  {t.var}.ptr = (CUdeviceptr)(uintptr_t)workspace + trt_off_{t.var};")
     else:
