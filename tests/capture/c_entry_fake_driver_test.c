@@ -4,7 +4,11 @@
  * table, device type and id, output shape, workspace size and alignment, a value beyond the
  * kernel's int32); rms_scale's size table picks the algo of each condition; decode attention runs
  * its two launches in order, on the caller's stream, with the arguments its launcher passes and
- * its intermediates carved from the workspace; a failing launch is returned as it is. */
+ * its intermediates carved from the workspace; a failing launch is returned as it is; the tensors
+ * a launcher made with torch.zeros / torch.full (an output, a scratch tensor) are memset on the
+ * stream after every check and before the first launch, and nothing is written when a check
+ * refuses; at a size 0 the workspace is 0 bytes and (NULL, 0) is taken, the empty grids launch
+ * nothing. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +16,8 @@
 #include <string.h>
 
 #include "fake_cuda.h"
+#include "tests/capture/accumulate_c.h"
+#include "tests/capture/accumulate_twice_c.h"
 #include "tests/capture/decode_attention_c.h"
 #include "tests/capture/liger_rms_norm_c.h"
 #include "tests/capture/liger_rope_c.h"
@@ -32,6 +38,8 @@ static void *sym(const char *name) {
 static int (*num_launches)(void);
 static int (*get_launch)(int, fake_cuda_launch *);
 static void (*fail_after)(const char *, int, CUresult, int);
+static int (*num_memsets)(void);
+static int (*get_memset)(int, fake_cuda_memset *);
 
 #define STREAM ((CUstream)0x55)
 
@@ -333,6 +341,137 @@ static void test_decode_attention(void) {
   CHECK_EQ(num_launches(), before + 1);
 }
 
+/* accumulate_c(x fp32[n], ACC fp32[n]): ACC = torch.zeros, then ACC += x. */
+static void test_fill_output(void) {
+  tensor x, acc;
+  int64_t n = 1000, s[1] = {1000}, bad[1] = {999}, none[1] = {0};
+  int launches = num_launches(), memsets = num_memsets();
+  size_t bytes = 1;
+  fake_cuda_launch l;
+  fake_cuda_memset m;
+  make(&x, 0x100000, kDLFloat, 32, 1, s);
+  make(&acc, 0x300000, kDLFloat, 32, 1, s);
+  CHECK_EQ(accumulate_c_workspace_size(&x.t, &bytes), CUDA_SUCCESS);
+  CHECK_EQ(bytes, 0);
+  CHECK_EQ(accumulate_c(STREAM, &x.t, &acc.t, NULL, 0), CUDA_SUCCESS);
+  CHECK_EQ(num_memsets(), memsets + 1);
+  CHECK_EQ(num_launches(), launches + 1);
+  CHECK(get_memset(memsets, &m));
+  CHECK(get_launch(launches, &l));
+  /* all of ACC (n fp32: n 32-bit words) set to 0.0's bits, on the stream, before the launch */
+  CHECK_EQ(m.bits, 32);
+  CHECK_EQ(m.two_d, 0);
+  CHECK_EQ(m.ptr, 0x300000);
+  CHECK_EQ(m.value, 0);
+  CHECK_EQ(m.width, n);
+  CHECK(m.stream == STREAM);
+  CHECK(m.seq < l.seq);
+  CHECK_STR(l.name, "accumulate_kernel");
+  CHECK_EQ(l.grid[0], 4); /* cdiv(1000, 256) */
+  CHECK_EQ(param_ptr(&l, 0), 0x100000);
+  CHECK_EQ(param_ptr(&l, 1), 0x300000);
+  CHECK_EQ(param_i32(&l, 2), n);
+  /* refused (the output's shape, its dtype, an address that is no fp32's, the input's dtype):
+   * nothing filled, nothing launched */
+  make(&acc, 0x300000, kDLFloat, 32, 1, bad);
+  CHECK_EQ(accumulate_c(STREAM, &x.t, &acc.t, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+  make(&acc, 0x300000, kDLFloat, 16, 1, s);
+  CHECK_EQ(accumulate_c(STREAM, &x.t, &acc.t, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+  make(&acc, 0x300002, kDLFloat, 32, 1, s);
+  CHECK_EQ(accumulate_c(STREAM, &x.t, &acc.t, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+  make(&acc, 0x300000, kDLFloat, 32, 1, s);
+  x.t.dtype.bits = 16;
+  CHECK_EQ(accumulate_c(STREAM, &x.t, &acc.t, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+  x.t.dtype.bits = 32;
+  CHECK_EQ(num_memsets(), memsets + 1);
+  CHECK_EQ(num_launches(), launches + 1);
+  /* a failing memset is returned as it is, and nothing is launched */
+  fail_after("cuMemsetD32Async", 0, CUDA_ERROR_ILLEGAL_ADDRESS, 1);
+  CHECK_EQ(accumulate_c(STREAM, &x.t, &acc.t, NULL, 0), CUDA_ERROR_ILLEGAL_ADDRESS);
+  CHECK_EQ(num_launches(), launches + 1);
+  /* n = 0: nothing to fill, an empty grid: success, nothing written or launched */
+  make(&x, 0x100000, kDLFloat, 32, 1, none);
+  make(&acc, 0x300000, kDLFloat, 32, 1, none);
+  CHECK_EQ(accumulate_c(STREAM, &x.t, &acc.t, NULL, 0), CUDA_SUCCESS);
+  CHECK_EQ(num_memsets(), memsets + 1);
+  CHECK_EQ(num_launches(), launches + 1);
+}
+
+/* accumulate_twice_c(x fp32[n], ACC fp32[n]): T = torch.full(1.5) (workspace), T += x;
+ * ACC = torch.zeros, ACC += T. */
+static void test_fill_scratch(void) {
+  tensor x, acc;
+  int64_t n = 1000, s[1] = {1000}, none[1] = {0};
+  const uintptr_t ws = 0x7000000;
+  int launches = num_launches(), memsets = num_memsets();
+  size_t bytes = 0;
+  fake_cuda_launch l0, l1;
+  fake_cuda_memset m0, m1;
+  make(&x, 0x100000, kDLFloat, 32, 1, s);
+  make(&acc, 0x300000, kDLFloat, 32, 1, s);
+  CHECK_EQ(accumulate_twice_c_workspace_size(&x.t, &bytes), CUDA_SUCCESS);
+  CHECK_EQ(bytes, 4096); /* 4000 bytes rounded up to 256 */
+  /* refused (too small a workspace, none): nothing filled, nothing launched */
+  CHECK_EQ(accumulate_twice_c(STREAM, &x.t, &acc.t, (void *)ws, bytes - 1),
+           CUDA_ERROR_INVALID_VALUE);
+  CHECK_EQ(accumulate_twice_c(STREAM, &x.t, &acc.t, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+  CHECK_EQ(num_memsets(), memsets);
+  CHECK_EQ(num_launches(), launches);
+  CHECK_EQ(accumulate_twice_c(STREAM, &x.t, &acc.t, (void *)ws, bytes), CUDA_SUCCESS);
+  CHECK_EQ(num_memsets(), memsets + 2);
+  CHECK_EQ(num_launches(), launches + 2);
+  CHECK(get_memset(memsets, &m0));
+  CHECK(get_memset(memsets + 1, &m1));
+  CHECK(get_launch(launches, &l0));
+  CHECK(get_launch(launches + 1, &l1));
+  /* the scratch (1.5f is 0x3fc00000) and the output (0.0), both before the first launch */
+  CHECK_EQ(m0.ptr, ws);
+  CHECK_EQ(m0.bits, 32);
+  CHECK_EQ(m0.value, 0x3fc00000u);
+  CHECK_EQ(m0.width, n);
+  CHECK_EQ(m1.ptr, 0x300000);
+  CHECK_EQ(m1.value, 0);
+  CHECK_EQ(m1.width, n);
+  CHECK(m0.stream == STREAM && m1.stream == STREAM);
+  CHECK(m0.seq < m1.seq && m1.seq < l0.seq && l0.seq < l1.seq);
+  CHECK_EQ(param_ptr(&l0, 0), 0x100000);
+  CHECK_EQ(param_ptr(&l0, 1), ws);
+  CHECK_EQ(param_ptr(&l1, 0), ws);
+  CHECK_EQ(param_ptr(&l1, 1), 0x300000);
+  CHECK_EQ(param_i32(&l1, 2), n);
+  /* n = 0: a workspace of 0 bytes, taken as (NULL, 0) as the header says; nothing to fill, the
+   * empty grids launch nothing */
+  make(&x, 0x100000, kDLFloat, 32, 1, none);
+  make(&acc, 0x300000, kDLFloat, 32, 1, none);
+  bytes = 1;
+  CHECK_EQ(accumulate_twice_c_workspace_size(&x.t, &bytes), CUDA_SUCCESS);
+  CHECK_EQ(bytes, 0);
+  CHECK_EQ(accumulate_twice_c(STREAM, &x.t, &acc.t, NULL, 0), CUDA_SUCCESS);
+  CHECK_EQ(num_memsets(), memsets + 2);
+  CHECK_EQ(num_launches(), launches + 2);
+}
+
+/* Decode attention at batch 0: its intermediates are empty, the workspace 0 bytes: (NULL, 0)
+ * is taken, and both grids (32 * batch) are empty: success with nothing launched. */
+static void test_decode_attention_empty(void) {
+  tensor q, kc, vc, out;
+  int64_t qs[3] = {0, 32, 128}, cs[4] = {0, 4096, 32, 128};
+  size_t bytes = 1;
+  int before = num_launches();
+  make(&q, 0x100000, kDLBfloat, 16, 3, qs);
+  make(&kc, 0x200000, kDLBfloat, 16, 4, cs);
+  make(&vc, 0x300000, kDLBfloat, 16, 4, cs);
+  make(&out, 0x400000, kDLBfloat, 16, 3, qs);
+  CHECK_EQ(decode_attention_c_workspace_size(&q.t, &kc.t, &vc.t, &bytes), CUDA_SUCCESS);
+  CHECK_EQ(bytes, 0);
+  CHECK_EQ(decode_attention_c(STREAM, &q.t, &kc.t, &vc.t, 0.088f, &out.t, NULL, 0), CUDA_SUCCESS);
+  CHECK_EQ(num_launches(), before);
+  /* a workspace given anyway, of any size and alignment, is not read */
+  CHECK_EQ(decode_attention_c(STREAM, &q.t, &kc.t, &vc.t, 0.088f, &out.t, (void *)0x7000010, 16),
+           CUDA_SUCCESS);
+  CHECK_EQ(num_launches(), before);
+}
+
 static void test_swiglu(void) {
   tensor a, b, c;
   int64_t s[2] = {16, 4096};
@@ -356,6 +495,7 @@ int main(void) {
   void (*set_elf_params)(const char *, int, const unsigned *);
   static const unsigned partial_params[11] = {8, 8, 8, 8, 8, 4, 4, 4, 4, 4, 4};
   static const unsigned reduce_params[3] = {8, 8, 8};
+  static const unsigned accumulate_params[3] = {8, 8, 4};
   fake = dlopen("libcuda.so.1", RTLD_NOW);
   if (fake == NULL) {
     fprintf(stderr, "cannot open the fake libcuda.so.1: %s\n", dlerror());
@@ -369,18 +509,24 @@ int main(void) {
   *(void **)&num_launches = sym("fake_cuda_num_launches");
   *(void **)&get_launch = sym("fake_cuda_get_launch");
   *(void **)&fail_after = sym("fake_cuda_fail_after");
+  *(void **)&num_memsets = sym("fake_cuda_num_memsets");
+  *(void **)&get_memset = sym("fake_cuda_get_memset");
   reset();
   set_device(0, 9, 0, 232448);
   set_current(create_context(0));
   /* the kernels' own parameters (their scratch pointers follow and are not recorded) */
   set_elf_params("decode_partial_kernel", 11, partial_params);
   set_elf_params("decode_reduce_kernel", 3, reduce_params);
+  set_elf_params("accumulate_kernel", 3, accumulate_params);
 
   test_rms_scale_algos();
   test_refusals();
   test_rope_strides();
   test_swiglu();
   test_decode_attention();
+  test_decode_attention_empty();
+  test_fill_output();
+  test_fill_scratch();
   printf("ok\n");
   return 0;
 }

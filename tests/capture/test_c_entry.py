@@ -82,6 +82,54 @@ def test_renders_every_rule_of_the_record(libs):
         assert forbidden not in source
 
 
+def test_fills_are_memsets_before_the_first_launch(libs):
+    # torch.zeros / torch.full outputs: memset on the caller's stream after every check (the
+    # output's address among them) and before the launch; bf16 1.5 is 0x3fc0, twice over 32 bits
+    source, header = render(dict(OP, fills={"Y": "1.5"}), libs)
+    assert '#include "trt_runtime.h"' in source and "#define TRT_ENTRY_FILLS 1" in source
+    fill = "trt_r = trt_entry_fill(&trt_drv, stream, trt_v_1_Y.ptr, trt_v_1_Y.bytes, 0x3fc03fc0u);"
+    assert fill in source
+    assert "if (trt_v_1_Y.ptr % 2 != 0) return CUDA_ERROR_INVALID_VALUE;" in source
+    checks_end = source.index("no variant of scale takes these values")
+    assert checks_end < source.index("if (trt_v_1_Y.ptr % 2") < source.index(fill) < \
+        source.index("trt_r = scale(stream, ")
+    assert "memsets on `stream` (the launcher's torch.zeros / torch.full), empty tensors " \
+           "skipped:\n *   Y = 1.5\n" in header
+    # without fills: no driver table, no memset
+    plain, _ = render(OP, libs)
+    assert "trt_runtime.h" not in plain and "trt_entry_fill(&" not in plain
+
+
+@pytest.mark.parametrize("element, text, pattern", [
+    ("fp32", "0.0", 0), ("fp32", "-0.0", 0x80000000), ("fp32", "1.0", 0x3F800000),
+    ("fp16", "1.0", 0x3C003C00), ("fp16", "-2.0", 0xC000C000), ("fp16", "65504.0", 0x7BFF7BFF),
+    ("bf16", "1.0", 0x3F803F80), ("bf16", "1.00390625", 0x3F803F80),  # halfway: to even
+    ("bf16", "1.01171875", 0x3F823F82),
+    ("fp64", "0.0", 0), ("i64", "-1.0", 0xFFFFFFFF), ("i64", "0.0", 0),
+    ("i32", "7.0", 7), ("i32", "-2.5", 0xFFFFFFFE), ("i8", "-1.0", 0xFFFFFFFF),
+    ("u8", "3.0", 0x03030303), ("u8", "-1.0", 0xFFFFFFFF), ("i16", "258.0", 0x01020102),
+])
+def test_fill_pattern(element, text, pattern):
+    assert entry.fill_pattern(element, text, "fills['Y']") == pattern
+
+
+@pytest.mark.parametrize("element, text, fragment", [
+    ("fp64", "1.0", "its fp64 bits 0x3ff0000000000000 are no 32-bit pattern repeated"),
+    ("fp64", "-0.0", "which a memset cannot write"),
+    ("i64", "5.0", "its i64 bits 0x0000000000000005 are no 32-bit pattern repeated"),
+    ("fp16", "65520.0", "beyond the largest fp16"),
+    ("i8", "128.0", "out of the range of i8"),
+    ("u8", "-256.0", "out of the range of u8"),
+    ("fp32", "inf", "not a finite number"),
+    ("fp32", "zero", "not a number"),
+])
+def test_fill_pattern_refusals(element, text, fragment):
+    with pytest.raises(record.NoCEntry) as e:
+        entry.fill_pattern(element, text, "fills['Y']")
+    assert fragment in str(e.value) and "this launcher has no C entry" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
 def test_deterministic(libs):
     assert render(OP, libs) == render(json.loads(json.dumps(OP)), libs)
 
@@ -93,7 +141,8 @@ def test_deterministic(libs):
     (dict(OP, args=["x", "flag: bool"]), "an argument of kind 'bool'"),
     (dict(OP, entry="algo"), "entry 'algo'"),
     (dict(OP, algo_choice=[["x.size(1) > 0", "first"]]), "algo_choice: ['x.size(1) > 0', 'first'] is not [condition, algo index]"),
-    (dict(OP, outputs={"Y": "x.size(0), x.size(1)"}, fills={"Y": "0.0"}), "an output filled with a constant"),
+    (dict(OP, fills={"Y": "1e39"}), "the op: fills['Y'] = '1e39' (beyond the largest bf16)"),
+    (dict(OP, fills={"Y": "nan"}), "fills['Y'] = 'nan' (not a finite number)"),
 ])
 def test_refuses_what_it_does_not_understand(op, fragment, libs):
     with pytest.raises(record.NoCEntry) as e:

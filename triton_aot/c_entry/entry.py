@@ -15,14 +15,18 @@ strides and guards; contiguity; the shape of each output the caller passes; the 
 their C types; a variant takes them), reads the dynamic sizes off the tensors, binds every
 kernel parameter, picks the algo by the record's size conditions, and only then runs every
 launch in order on `stream`, intermediates carved from `workspace` (256-byte aligned, at
-256-byte aligned offsets); it returns the first error. Any refusal is CUDA_ERROR_INVALID_VALUE
+256-byte aligned offsets; a workspace of 0 bytes may be NULL), the tensors the launcher made
+with `torch.zeros` / `torch.full` (the record's `fills`) memset to their constant on `stream`
+before the first launch; it returns the first error. Any refusal is CUDA_ERROR_INVALID_VALUE
 with nothing launched. The generated C never allocates, prints or exits.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
+import struct
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,6 +88,8 @@ class _Entry:
     prepare: list[str] = field(default_factory=list)  # checks, bindings, shapes, algo choice
     hints: list[str] = field(default_factory=list)  # conditions over pointers, before launching
     launches: list[str] = field(default_factory=list)
+    # (tensor, the record's constant, its element's bits over 32 bits): memset before launching
+    fills: list[tuple[_Tensor, str, int]] = field(default_factory=list)
     docs: list[str] = field(default_factory=list)
     includes: list[str] = field(default_factory=list)
     contiguous: set[str] = field(default_factory=set)  # inputs that must be contiguous
@@ -186,6 +192,7 @@ class _Builder:
         if launch.algo_choice:
             self._algo_choice(call)
         self._allocations(call)
+        self._fills(call)
         c_function = ident(call.function.name, "function")
         self.e.launches.append(f"  trt_r = {c_function}({', '.join(call.cargs)});")
         self.e.launches.append("  if (trt_r != CUDA_SUCCESS) return trt_r;")
@@ -306,6 +313,17 @@ class _Builder:
             else:
                 self.e.scratch.append(t)
 
+    def _fills(self, call: _Call) -> None:
+        """The tensors the launch's record fills with a constant (torch.zeros, torch.full)."""
+        allocated = {t.name: t for t in call.allocated}
+        for pname, text in call.launch.fills.items():
+            t = allocated.get(pname)
+            if t is None:
+                raise UserError(f"{call.where}: fills[{pname!r}]: {pname!r} is not a tensor the "
+                                "launch allocates (outputs)")
+            self.e.fills.append((t, text, fill_pattern(t.element, text, f"{call.where}: "
+                                                                          f"fills[{pname!r}]")))
+
     def _hints(self, call: _Call) -> None:
         """When no variant is generic, refuse values no variant takes before anything launches."""
         lib, ints, pointers = call.lib, call.ints, call.pointers
@@ -409,6 +427,57 @@ def _bound_tensor(launch, where, function, pname, element, tensors) -> "_Tensor"
     return t
 
 
+# The largest finite value of each float element type: torch refuses to fill beyond it.
+_FLOAT_MAX = {"fp16": 65504.0, "bf16": float.fromhex("0x1.fep127"),
+              "fp32": float.fromhex("0x1.fffffep127"), "fp64": float.fromhex("0x1.fffffffffffffp1023")}
+
+
+def _bf16_bits(f32: int) -> int:
+    # c10::BFloat16(float): round to nearest even on the upper 16 bits (finite values only here)
+    return ((f32 + 0x7FFF + ((f32 >> 16) & 1)) >> 16) & 0xFFFF
+
+
+def fill_pattern(element: str, text: str, where: str) -> int:
+    """The 32-bit memset value that writes constant `text` into every `element` of a tensor:
+    the element's bits (as torch's fill_ converts the constant: a float through float32 to fp16
+    and bf16, toward zero to an integer type, a negative one wrapping into an unsigned type)
+    repeated over 32 bits. NoCEntry (one line) when torch could not fill it or no 32-bit
+    pattern writes it (an 8-byte element whose halves differ)."""
+    def refuse(why: str) -> entry_record.NoCEntry:
+        return entry_record.refuse(f"{where} = {text!r} ({why})")
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise refuse("not a number") from None
+    if not math.isfinite(value):
+        raise refuse("not a finite number")
+    code, bits = DL_DTYPES[element]
+    if code in ("kDLFloat", "kDLBfloat"):
+        if abs(value) > _FLOAT_MAX[element]:
+            raise refuse(f"beyond the largest {element}")
+        if element == "fp64":
+            pattern = struct.unpack("<Q", struct.pack("<d", value))[0]
+        else:  # torch's Half and BFloat16 are made from a float
+            f32 = struct.unpack("<f", struct.pack("<f", value))[0]
+            f32_bits = struct.unpack("<I", struct.pack("<f", f32))[0]
+            pattern = (f32_bits if element == "fp32" else _bf16_bits(f32_bits)
+                       if element == "bf16" else struct.unpack("<H", struct.pack("<e", f32))[0])
+    else:
+        n = int(value)  # toward zero, as a C cast
+        lo, hi = ((-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if code == "kDLInt" else
+                  (-((1 << bits) - 1), (1 << bits) - 1))
+        if not lo <= n <= hi:
+            raise refuse(f"out of the range of {element}")
+        pattern = n & ((1 << bits) - 1)
+    if bits == 64:
+        if pattern >> 32 != pattern & 0xFFFFFFFF:
+            raise refuse(f"its {element} bits 0x{pattern:016x} are no 32-bit pattern repeated, "
+                         "which a memset cannot write")
+        return pattern & 0xFFFFFFFF
+    return {8: pattern * 0x01010101, 16: pattern * 0x00010001, 32: pattern}[bits]
+
+
 def _i64(v: int) -> str:
     return f"INT64_C({v})" if v >= 0 else f"(-INT64_C({-v}))"
 
@@ -459,14 +528,31 @@ def render(name: str, label: str, e: _Entry, templates: Templates | None = None)
         w(f"  trt_r = trt_entry_output({t.c_name}, {code}, {bits}, &trt_device, &{t.var});")
         w("  if (trt_r != CUDA_SUCCESS) return trt_r;")
     if e.scratch:
-        w("  if (trt_need > workspace_bytes || workspace == NULL ||")
-        w(f"      (uintptr_t)workspace % {WORKSPACE_ALIGN} != 0) return CUDA_ERROR_INVALID_VALUE;")
+        # A workspace of 0 bytes (every intermediate empty) may be NULL, 0 as the header says:
+        # nothing is carved from it, and the empty intermediates' address is never read.
+        w("  if (trt_need > workspace_bytes || (trt_need != 0 && (workspace == NULL ||")
+        w(f"      (uintptr_t)workspace % {WORKSPACE_ALIGN} != 0))) return CUDA_ERROR_INVALID_VALUE;")
         for t in e.scratch:
             w(f"  {t.var}.ptr = (CUdeviceptr)(uintptr_t)workspace + trt_off_{t.var};")
     else:
         w("  (void)workspace;")
         w("  (void)workspace_bytes;")
     body += e.hints
+    for t, _, _ in e.fills:
+        if t.role == "output":  # the memset's unit divides the element (the workspace's: 256)
+            w(f"  if ({t.var}.ptr % {_elem_size(t.element)} != 0) return CUDA_ERROR_INVALID_VALUE;")
+    if e.fills:
+        # After every check, before any launch: a refused call writes nothing; the launches
+        # that follow on the same stream see the constants, as the torch op's fill_ before them.
+        w("  /* Every check passed: the tensors the launcher fills with a constant (torch.zeros,")
+        w("   * torch.full), memset on the caller's stream before the first launch. */")
+        w("  {")
+        w("    const trt_driver *trt_drv = NULL;")
+        for t, text, p32 in e.fills:
+            w(f"    trt_r = trt_entry_fill(&trt_drv, stream, {t.var}.ptr, {t.var}.bytes, 0x{p32:08x}u);"
+              f"  /* {comment(t.name)} = {comment(text.strip())} ({t.element}) */")
+            w("    if (trt_r != CUDA_SUCCESS) return trt_r;")
+        w("  }")
     w("  /* Nothing was launched so far: every launch, in order, on the caller's stream. */")
     body += e.launches
     w("  return CUDA_SUCCESS;")
@@ -477,6 +563,9 @@ def render(name: str, label: str, e: _Entry, templates: Templates | None = None)
                           [("0" if ct == "int64_t" else "0.0") for _, ct, _ in e.scalars] +
                           ["NULL" for _ in e.outputs] + ["NULL", "0", "bytes"])
     includes = "\n".join(f'#include "{comment(i)}"' for i in e.includes)
+    if e.fills:  # the memsets through the runtime's driver table (trt_entry_fill)
+        includes += '\n#include "trt_runtime.h"\n\n#define TRT_ENTRY_FILLS 1'
+
     source = templates.render(
         "entry.c.tmpl",
         label=comment(label), header=comment(name + ".h"), includes=CCode(includes), name=fname,
@@ -538,6 +627,10 @@ def _doc(e: _Entry) -> list[str]:
     if not e.scratch:
         lines.append("  none: pass NULL, 0")
     lines.append("What it runs, in order, after every check below has passed:")
+    if e.fills:
+        lines.append("memsets on `stream` (the launcher's torch.zeros / torch.full), empty tensors "
+                     "skipped:")
+        lines += [f"  {t.name} = {text.strip()}" for t, text, _ in e.fills]
     lines += e.docs
     return lines
 

@@ -6,7 +6,8 @@ C parameter, the checks, the contiguous inputs, the tensors the launch allocated
 conditions; several launches are steps, with `returns` naming what the launcher hands back.
 
 The C entry runs exactly that: checks, bindings, algo choice, launches in order, allocations
-carved from the caller's workspace (or passed by the caller when returned). What only torch can
+carved from the caller's workspace (or passed by the caller when returned), those the launcher
+made with `torch.zeros` / `torch.full` (`fills`) memset on the stream first. What only torch can
 run (torch work between the launches, such as a sort or a reduction: a composite record) is
 refused as a whole, in one line, so no C entry ever runs part of what the launcher does.
 """
@@ -53,7 +54,4 @@ def read(op: object) -> OpRecord:
     for i, launch in enumerate(record.launches):
         if launch.entry == "algo":
             raise refuse(f"entry 'algo' (an algo_id argument) in launch {i}")
-        if launch.fills:
-            raise refuse(f"an output filled with a constant before launch {i} "
-                         f"({', '.join(sorted(launch.fills))}: torch.zeros or torch.full)")
     return record

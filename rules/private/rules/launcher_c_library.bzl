@@ -73,8 +73,9 @@ def triton_launcher_c_library(name, op, function = None, dlpack = None, deps = [
     every launch in order on the stream, intermediates carved from the caller's workspace; a
     refusal is `CUDA_ERROR_INVALID_VALUE` with nothing launched. The header documents the
     inputs, the outputs' shapes and the workspace. A launcher whose record holds torch work the
-    C cannot run (anything beyond allocating and viewing tensors) gets no C entry: building this
-    target fails in one line saying so.
+    C cannot run (anything beyond allocating, filling with a constant and viewing tensors) gets no
+    C entry: building this target fails in one line saying so. The tensors the launcher made with
+    `torch.zeros` / `torch.full` are memset on the stream before the first launch.
 
     Args:
       name: the `cc_library`; its header is `NAME.h` (`#include "pkg/NAME.h"`).
@@ -117,6 +118,11 @@ def triton_launcher_c_library(name, op, function = None, dlpack = None, deps = [
         srcs = [":{}_c_file".format(name)],
         hdrs = [":{}_h_file".format(name)],
         copts = ["-std=gnu11"],
-        deps = libs + [dlpack or Label("@rules_triton_dlpack//:dlpack")] + deps,
+        # Always the static archive, as the runtime's: a fill calls the runtime's hidden
+        # trt_driver_get, which a shared object of this library alone could not resolve.
+        linkstatic = True,
+        # the runtime: a record with fills (torch.zeros / torch.full) memsets through its
+        # driver table (trt_runtime.h), already linked through the kernel libraries
+        deps = libs + [Label("//runtime"), dlpack or Label("@rules_triton_dlpack//:dlpack")] + deps,
         **kwargs
     )
