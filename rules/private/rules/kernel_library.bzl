@@ -311,6 +311,11 @@ returns the C API's arguments after the stream (tensors for pointers); optionall
         ),
         "copts": attr.string_list(doc = "Extra C compiler flags for the generated C."),
         "alwayslink": attr.bool(default = True, doc = "As in cc_library, but on by default: the library's object always goes into a binary that depends on it, so that two libraries of one `c_name` fail the link naming both instead of one silently serving both."),
+        "declaration_check": attr.label(
+            doc = "Set by `triton_launcher_library`: the check that its committed NAME.launcher.bzl " +
+                  "is current. Its validation (`TritonDeclarationCheck`) runs whenever this library " +
+                  "or a target over it builds, and fails the build when the declaration is stale.",
+        ),
         "_default_targets": attr.label(default = Label("//:targets")),
         "_persistent_worker": attr.label(default = Label("//:persistent_worker")),
         "_tuning_stale_ok": attr.label(default = Label("//:tuning_stale_ok")),

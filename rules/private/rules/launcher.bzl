@@ -5,7 +5,8 @@ runs the launcher on fake tensors at build time, with no GPU, and writes the dec
 NAME.launcher.bzl, the attributes of each `triton_kernel_library` the launcher launches.
 Bazel's analysis needs those attributes (one compile action per variant) before any action
 runs, so, as with NAME.tuning_hints.bzl, the generated file is committed next to the BUILD file
-and loaded by it, and NAME_declaration_test fails when it differs from a fresh capture.
+and loaded by it. When it differs from a fresh capture, NAME_declaration_test fails, and so
+does the build of every target made from it (NAME_declaration_check's validation action).
 `bazel run :NAME_declaration` prints the same declaration as explicit BUILD text.
 """
 
@@ -15,9 +16,15 @@ load("@rules_python//python:defs.bzl", "PyInfo")
 load("//rules/private:kernel_source.bzl", "kernel_source")
 load("//rules/private:toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
 load("//rules/private/actions:actions.bzl", "run_triton_tool", "tool_args", "worker_requirements")
+load("//rules/private/actions:declaration_check.bzl", "check_declaration")
 load(":algo.bzl", "triton_algo")
 load(":kernel_library.bzl", "triton_kernel_library")
 load(":torch_library.bzl", "triton_torch_op")
+
+def _display_label(package, name):
+    """`//pkg:name` of a target in this repository (`@repo//pkg:name` in another)."""
+    repo = native.repository_name()
+    return "{}//{}:{}".format("" if repo == "@" else repo, package, name)
 
 def _label_text(ctx, label):
     """A label as the target's BUILD file writes it: "file.py" / ":lib" in its package."""
@@ -97,6 +104,41 @@ triton_capture = rule(
     exec_groups = triton_exec_groups(),
 )
 
+def _stale_message(name, package):
+    """What the build and NAME_declaration_test say of a stale NAME.launcher.bzl: the fix."""
+    folder = package + "/" if package else ""
+    return ("{folder}{name}.launcher.bzl is stale (the launcher, its kernels or the example calls changed); " +
+            "update it: tools/bazel build //{package}:{name}_declaration && cp bazel-bin/{folder}_capture/{name}.launcher.bzl {dest}").format(
+        folder = folder,
+        name = name,
+        package = package,
+        dest = folder or ".",
+    )
+
+def _declaration_check_impl(ctx):
+    stamp = check_declaration(ctx, captured = ctx.file.captured, committed = ctx.file.committed, message = ctx.attr.message)
+
+    # A validation: Bazel runs it for every target that depends on this one (each kernel
+    # library of the launcher, so every torch op, C entry and binary over them).
+    return [OutputGroupInfo(_validation = depset([stamp]))]
+
+_triton_declaration_check = rule(
+    implementation = _declaration_check_impl,
+    doc = "Fails the build of every target that depends on it when the committed " +
+          "NAME.launcher.bzl is not what a fresh capture writes (action TritonDeclarationCheck).",
+    attrs = {
+        "captured": attr.label(allow_single_file = [".bzl"], mandatory = True, doc = "The capture's NAME.launcher.bzl."),
+        "committed": attr.label(allow_single_file = [".bzl"], mandatory = True, doc = "The copy next to the BUILD file."),
+        "message": attr.string(mandatory = True, doc = "The one line the build fails with."),
+        "_declaration_check": attr.label(
+            default = Label("//rules/private/actions:declaration_check.sh"),
+            allow_single_file = True,
+            executable = True,
+            cfg = "exec",
+        ),
+    },
+)
+
 def _split_launcher(name, launcher):
     """"pkg.module:function" -> ("pkg.module", "function"); "function" -> (None, "function")."""
     module, sep, function = launcher.rpartition(":")
@@ -124,7 +166,11 @@ def triton_launcher_library(
     Creates `NAME_declaration` (the capture; `bazel run` prints the declaration as explicit
     `triton_kernel_library` targets), `NAME_declaration_test` (the committed NAME.launcher.bzl
     is what a fresh capture writes) and, given `libraries`, one `triton_kernel_library` per
-    kernel the launcher launches: `NAME` when it launches one, else `NAME_<kernel>`.
+    kernel the launcher launches: `NAME` when it launches one, else `NAME_<kernel>`. Each
+    library depends on `NAME_declaration_check`, whose validation action
+    (`TritonDeclarationCheck`, a file compare) fails `bazel build` of the library and of every
+    target over it (torch ops, C entries, binaries) when the committed NAME.launcher.bzl is
+    stale, with the same one line as the test; `--norun_validations` skips it.
 
     Args:
       name: the target name; prefix of the libraries.
@@ -177,15 +223,27 @@ def triton_launcher_library(
         **common
     )
     package = native.package_name()
+    stale = _stale_message(name, package)
     diff_test(
         name = name + "_declaration_test",
-        failure_message = "{0}.launcher.bzl is stale (the launcher, its kernels or the example calls changed): run tools/bazel build //{1}:{0}_declaration && cp bazel-bin/{1}/_capture/{0}.launcher.bzl {1}/".format(name, package),
+        failure_message = stale,
         file1 = ":" + name + "_declaration_bzl",
         file2 = name + ".launcher.bzl",
         **common
     )
     if libraries == None:
         return
+
+    # Every library depends on it, so that `bazel build` of a library, or of anything over one,
+    # fails on a stale declaration instead of building the old op.
+    _triton_declaration_check(
+        name = name + "_declaration_check",
+        captured = ":" + name + "_declaration_bzl",
+        committed = name + ".launcher.bzl",
+        message = "error: {}: {}".format(_display_label(package, name), stale),
+        visibility = ["//visibility:private"],
+        **common
+    )
     prefix = package + "/" if package else ""
     for lib_name, attrs in libraries.items():
         lib = dict(attrs)
@@ -204,6 +262,7 @@ def triton_launcher_library(
         triton_kernel_library(
             name = lib_name,
             targets = targets,
+            declaration_check = ":" + name + "_declaration_check",
             visibility = visibility,
             **(lib | kwargs)
         )
