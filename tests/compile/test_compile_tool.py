@@ -689,8 +689,16 @@ def test_enable_fp_fusion_decides_the_fma(tmp_path, fusion):
     ptx, sass = (tmp_path / "k.ptx").read_text(), (tmp_path / "k.sass").read_text()
     assert ("fma.rn.f32" in ptx) == fusion and ("mul.rn.f32" in ptx) != fusion, ptx
     assert ("FFMA" in sass) == fusion and ("FMUL" in sass) != fusion, sass
-    meta = json.loads((tmp_path / "k.json").read_text())
+    text = (tmp_path / "k.json").read_text()
+    meta = json.loads(text)
     assert meta.get("enable_fp_fusion", True) == fusion and ("enable_fp_fusion" in meta) != fusion
+    # the link reads it back: another algo than the fused one of the same constexprs
+    from triton_aot.contract import record_reader, tuning_table
+    record = record_reader.read_json(text)
+    assert record.to_json() == text and record.launch.enable_fp_fusion == fusion
+    assert ("enable_fp_fusion=0" in record.algo_info()) != fusion
+    fused = tuning_table.fingerprint(record.constexprs, 4, 3)
+    assert (tuning_table.record_fingerprint(record) == fused) == fusion
 
 
 def test_algo_targets_recorded(tmp_path):
