@@ -169,7 +169,7 @@ def test_the_tool_checks_launch_options_as_the_table_says():
                     continue  # num_warps and num_stages always have a value
                 assert _tool_accepts(_options(**{o.name: value}), cuda90) == o.allows(value), \
                     (o.name, value)
-        changed = True if o.is_bool else next(v for v in (o.values or range(o.low, 300))
+        changed = (not o.default) if o.is_bool else next(v for v in (o.values or range(o.low, 300))
                                               if v != o.default and o.allows(v))
         needs_90 = o.min_cuda_arch == 90
         assert _tool_accepts(_options(**{o.name: changed}), cuda80) == (not needs_90), o.name

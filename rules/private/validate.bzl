@@ -351,8 +351,9 @@ def check_algos(label, algos, defaults):
         structs) and signature.
 
     Returns:
-      list of dicts: constexprs (name -> source spelling), num_warps, num_stages, num_ctas,
-      launch_pdl, launch_cooperative_grid, grid and signature (placeholders filled in), and
+      list of dicts: constexprs (name -> source spelling), every launch option of
+      LAUNCH_OPTIONS (num_warps, ..., enable_fp_fusion), grid and signature (placeholders
+      filled in), and
       reset_to_zero (name -> extents, placeholders filled in) when the algo has it.
     """
     if not algos:

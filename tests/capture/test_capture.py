@@ -211,3 +211,75 @@ def test_float_argument_reaches_the_kernel_and_torch():
     assert graph[3]["args"] == [{"node": 2}, {"float": "factor"}]
     (launch,) = spec["composite"]["launches"]
     assert launch["args"] == ["X", "Y", "factor: float"] and launch["bind"]["factor"] == "factor"
+
+
+def capture_options(launcher, call="fp32(n), fp32(n), fp32(n)"):
+    import option_launchers
+
+    with build_driver.answering_for("cuda", 90, 32), build_torch_cuda.answering_for("cuda", 90, 32):
+        inputs = FakeInputs({"n": 4096}, "//t:o")
+        return tracer.capture_call(getattr(option_launchers, launcher), inputs,
+                                   inputs.parse(call, "//t:o"), "//t:o")
+
+
+def option_line(text):
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "option_launchers.py")
+    for number, line in enumerate(open(path), 1):
+        if text in line:
+            return f"option_launchers.py:{number}"
+    raise AssertionError(text)
+
+
+def test_compile_option_passed_at_launch_is_the_algos():
+    # enable_fp_fusion=False compiles another kernel (no fma): the algo says so, in the
+    # committed .launcher.bzl and in the BUILD text a user may freeze
+    call = capture_options("unfused")
+    (launch,) = call.launches
+    assert launch.options == (("enable_fp_fusion", False),)
+    assert record.from_json(record.to_json([call])) == [call]
+    decl = declaration.declare([call], "unfused", "//t:o")
+    (algo,) = declaration.library_attrs(decl.libraries[0])["algos"]
+    assert algo == {"constexprs": {"BLOCK": 256}, "num_warps": 4, "num_stages": 3,
+                    "enable_fp_fusion": False}
+    assert '"enable_fp_fusion": False,' in declaration.bzl_text(decl, "//t:o")
+    assert ("triton_algo(constexprs = {\n            \"BLOCK\": 256,\n        }, num_warps = 4, "
+            "num_stages = 3, enable_fp_fusion = False)") in declaration.build_text(decl, [])
+
+
+def test_launch_options_at_their_default_are_not_written():
+    (launch,) = capture_options("fused_pdl").launches
+    assert launch.options == (("launch_pdl", True), ("maxnreg", 128))
+    # one algo per distinct options: the same constexprs fused and unfused are two algos
+    calls = [capture_options("fused_pdl"), capture_options("unfused")]
+    (lib,) = declaration.declare(calls, "m", "//t:o").libraries
+    assert [a.options for a in lib.algos] == [{"launch_pdl": True, "maxnreg": 128},
+                                              {"enable_fp_fusion": False}]
+
+
+@pytest.mark.parametrize("launcher,fragment", [
+    ("debug_launch", "muladd_kernel[grid](..., debug=True): rules_triton compiles every kernel "
+     "with debug=False"),
+    ("reflect_ftz", "muladd_kernel[grid](..., enable_reflect_ftz=False): rules_triton cannot "
+     "set enable_reflect_ftz"),
+    ("fusion_as_int", "muladd_kernel[grid](..., enable_fp_fusion=0): enable_fp_fusion must be "
+     "True or False"),
+])
+def test_launch_option_the_build_cannot_honour_is_refused(launcher, fragment):
+    from triton_aot.core.errors import UserError
+    with pytest.raises(UserError) as e:
+        capture_options(launcher)
+    message = e.value.message
+    # the launch is _muladd's, called from each launcher: the line of the kernel[grid](...)
+    assert message.startswith(f"//t:o: {option_line('muladd_kernel[(')}: "), message
+    assert fragment in message and "\n" not in message, message
+    if "must be" not in fragment:  # no advice that would build another kernel
+        assert "triton_kernel_library, compiles the kernel this launch does" in message
+
+
+def test_jit_decorated_with_debug_is_refused():
+    from triton_aot.core.errors import UserError
+    with pytest.raises(UserError) as e:
+        capture_options("debug_decorated", "fp32(n)")
+    assert e.value.message.startswith(f"//t:o: {option_line('checked_kernel[(')}: "
+                                      "@triton.jit(debug=True) checked_kernel: rules_triton "
+                                      "compiles every kernel with debug=False")

@@ -9,9 +9,10 @@ import os
 import pytest
 
 NAMES = ["liger_rms_norm", "liger_rope", "liger_swiglu", "rms_scale", "decode_attention",
-         "in_place", "dep_twice", "cuda_checked", "accumulate", "torch_between"]
+         "in_place", "dep_twice", "cuda_checked", "accumulate", "torch_between", "unfused"]
 # what each target's libraries need to import their kernel, printed with them
 SRCS = {"rms_scale": ["serving_kernels.py"], "decode_attention": ["serving_kernels.py"],
+        "unfused": ["option_launchers.py"],
         "in_place": ["torch_work_launchers.py"], "cuda_checked": ["torch_work_launchers.py"],
         "accumulate": ["torch_work_launchers.py"], "torch_between": ["torch_work_launchers.py"]}
 DEPS = {name: ["//tests/capture/dep:kernels"]

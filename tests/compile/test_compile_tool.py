@@ -674,6 +674,33 @@ def test_launch_arg_and_maxnreg_errors(tmp_path, extra, message):
     assert message in err.getvalue(), err.getvalue()
 
 
+@pytest.mark.parametrize("fusion", [True, False])
+def test_enable_fp_fusion_decides_the_fma(tmp_path, fusion):
+    """--noenable_fp_fusion compiles a * b + c as a launch with enable_fp_fusion=False does: a
+    multiply and an add in the PTX and the SASS, no fma; the default contracts them into one.
+    The record says so only when off (records of fused algos are as before)."""
+    argv = [f"--kernel_path={KERNELS / 'muladd.py'}", "--kernel_name=muladd_kernel",
+            "--signature=*fp32:16, *fp32:16, *fp32:16, *fp32:16, i32, 256",
+            "--grid=cdiv(n, 256)", "--num_warps=4", "--symbol=muladd", "--target=cuda:90",
+            *([] if fusion else ["--noenable_fp_fusion"]),
+            *out_flags(tmp_path, ["json", "ptx", "sass"])]
+    err = io.StringIO()
+    assert run_command_line(argv, err) == 0, err.getvalue()
+    ptx, sass = (tmp_path / "k.ptx").read_text(), (tmp_path / "k.sass").read_text()
+    assert ("fma.rn.f32" in ptx) == fusion and ("mul.rn.f32" in ptx) != fusion, ptx
+    assert ("FFMA" in sass) == fusion and ("FMUL" in sass) != fusion, sass
+    text = (tmp_path / "k.json").read_text()
+    meta = json.loads(text)
+    assert meta.get("enable_fp_fusion", True) == fusion and ("enable_fp_fusion" in meta) != fusion
+    # the link reads it back: another algo than the fused one of the same constexprs
+    from triton_aot.contract import record_reader, tuning_table
+    record = record_reader.read_json(text)
+    assert record.to_json() == text and record.launch.enable_fp_fusion == fusion
+    assert ("enable_fp_fusion=0" in record.algo_info()) != fusion
+    fused = tuning_table.fingerprint(record.constexprs, 4, 3)
+    assert (tuning_table.record_fingerprint(record) == fused) == fusion
+
+
 def test_algo_targets_recorded(tmp_path):
     argv = [f"--kernel_path={KERNELS / 'add.py'}", *ADD_FLAGS, "--target=cuda:90",
             "--algo_targets=cuda:90, cuda:100", *out_flags(tmp_path, ["json"])]

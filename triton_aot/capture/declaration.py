@@ -3,7 +3,8 @@
 One library per (kernel, argument types): its signature from the argument types, one
 specialization per distinct hint pattern of the examples, the patterns the other values of the
 dynamic sizes give (`_size_patterns`), and the generic one, one algo per
-distinct (constexprs, num_warps, num_stages) the launcher chose, and the grid in the rules'
+distinct (constexprs, num_warps, num_stages, other launch options such as enable_fp_fusion) the
+launcher chose, and the grid in the rules'
 grid language with each dynamic size written as the kernel's integer argument that carries it,
 or else as a launch argument. Rendered twice: as NAME.launcher.bzl (data the BUILD file loads;
 never edited by hand) and as the explicit BUILD text a user can read, review or freeze.
@@ -34,6 +35,13 @@ class Algo:
     num_warps: int
     num_stages: int
     grid: tuple[str, ...]
+    # the launch's other options not at their default (record.Launch.options), triton_algo's
+    # keyword arguments: {"enable_fp_fusion": False}
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def config(self) -> tuple:
+        """What makes two launches one algo (the grid must then agree)."""
+        return (self.constexprs, self.num_warps, self.num_stages, self.options)
 
 
 @dataclass
@@ -220,9 +228,9 @@ def declare(calls: list[CallCapture], name: str, what: str,
                     f"the other; name the size otherwise in `sizes` and the calls (e.g. "
                     f"{clash[0]}_size)")
             launch_args |= left
-            algo = Algo(launch.constexprs(), launch.num_warps, launch.num_stages, grid)
-            same = [i for i, a in enumerate(algos) if (a.constexprs, a.num_warps, a.num_stages)
-                    == (algo.constexprs, algo.num_warps, algo.num_stages)]
+            algo = Algo(launch.constexprs(), launch.num_warps, launch.num_stages, grid,
+                        dict(launch.options))
+            same = [i for i, a in enumerate(algos) if a.config() == algo.config()]
             if same and algos[same[0]].grid != algo.grid:
                 raise UserError(f"{what}: {launch.site}: the grid of {kernel} differs between "
                                 f"example calls with the same constexprs ({algos[same[0]].grid} "
@@ -272,7 +280,7 @@ def _repo_relative(path: str) -> str:
 
 def _algo_dict(algo: Algo, with_grid: bool) -> dict[str, Any]:
     d: dict[str, Any] = {"constexprs": algo.constexprs, "num_warps": algo.num_warps,
-                         "num_stages": algo.num_stages}
+                         "num_stages": algo.num_stages, **algo.options}
     if with_grid:
         d["grid"] = ", ".join(algo.grid)
     return d
@@ -347,6 +355,8 @@ def build_text(decl: Declaration, targets: list[str], op: dict[str, Any] | None 
                 for a in value:
                     args = [f"constexprs = {_starlark(a['constexprs'], '        ')}",
                             f"num_warps = {a['num_warps']}", f"num_stages = {a['num_stages']}"]
+                    args += [f"{k} = {_starlark(v)}" for k, v in a.items()
+                             if k not in ("constexprs", "num_warps", "num_stages", "grid")]
                     if "grid" in a:
                         args.append(f'grid = "{a["grid"]}"')
                     out.append("        triton_algo(" + ", ".join(args) + "),")

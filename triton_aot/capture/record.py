@@ -50,6 +50,9 @@ class Launch:
     # the pointer parameters the kernel stores to (torch's own analysis of user Triton
     # kernels, triton_aot.capture.kernel_writes): the inputs behind them are mutated
     writes: tuple[str, ...] = ()
+    # the other options of the algo (triton_aot/core/launch_options.py) the launch passed at
+    # other than their default, in the table's order: (("enable_fp_fusion", False),)
+    options: tuple[tuple[str, Any], ...] = ()
 
     def constexprs(self) -> dict[str, Any]:
         return {a.name: a.value for a in self.arguments if a.kind == "constexpr"}
@@ -162,7 +165,8 @@ def from_json(text: str) -> list[CallCapture]:
             Launch(kernel=l["kernel"], module=l["module"], site=l["site"],
                    arguments=tuple(Argument(**a) for a in l["arguments"]),
                    num_warps=l["num_warps"], num_stages=l["num_stages"], grid=tuple(l["grid"]),
-                   writes=tuple(l.get("writes", ())))
+                   writes=tuple(l.get("writes", ())),
+                   options=tuple((k, v) for k, v in l.get("options", ())))
             for l in c["launches"])
         out.append(CallCapture(
             call=c["call"], launches=launches, guards=tuple(c["guards"]),

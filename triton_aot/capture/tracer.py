@@ -179,11 +179,7 @@ class _Recorder:
         except TypeError as e:
             raise CaptureRefused(f"{self.what}: {site}: {fn.__name__}[grid](...): {e}") from None
         bound.apply_defaults()
-        unknown = set(options) - {"num_warps", "num_stages", "debug", "instrumentation_mode"}
-        if unknown:
-            raise CaptureRefused(f"{self.what}: {site}: launch options {sorted(unknown)} of "
-                                 f"{fn.__name__} are not captured; declare this kernel "
-                                 "explicitly with triton_kernel_library")
+        algo_options = _algo_options(fn, options, self.what, site)
         arguments = tuple(self.argument(fn, params[name], value, site)
                           for name, value in bound.arguments.items())
         if callable(grid):
@@ -198,7 +194,7 @@ class _Recorder:
             num_warps=int(options.get("num_warps", 4)),
             num_stages=int(options.get("num_stages", 3)),
             grid=tuple(self.grid_entry(fn, g, site) for g in grid),
-            writes=kernel_writes.writes(fn, arguments)))
+            writes=kernel_writes.writes(fn, arguments), options=algo_options))
 
     def grid_entry(self, fn: Any, g: Any, site: str) -> str:
         import torch
@@ -267,6 +263,43 @@ class _Recorder:
         self.param = f"argument {p.name} of {fn.__name__}"
         return Argument(p.name, "pointer", type=spec[0], hint=16 if spec[1] == "D" else 0,
                         source=self.source_of_tensor(value))
+
+
+def _algo_options(fn: Any, options: dict, what: str, site: str) -> tuple[tuple[str, Any], ...]:
+    """The compile and launch options a launch passes (`kernel[grid](..., enable_fp_fusion=
+    False)`) that its algo must carry (launch_options.OPTIONS but num_warps and num_stages,
+    which the launch records itself), those not at their default, in the table's order. An
+    option the build cannot set to the launch's value is refused: no library declared by
+    hand could honour it either, so the only build that matches is of a launch without it."""
+    from triton_aot.core import launch_options
+    # @triton.jit(debug=True) compiles every launch with debug unless the launch says otherwise
+    given = set(options)
+    options = {"debug": bool(getattr(fn, "debug", False)), **options}
+    supported = [o.name for o in launch_options.OPTIONS]
+    out = []
+    for name, value in options.items():
+        option = launch_options.BY_NAME.get(name)
+        if name in ("num_warps", "num_stages") or (
+                option is None and launch_options.COMPILED_AS.get(name, ...) == value):
+            continue
+        launch = f"{fn.__name__}[grid](..., {name}={value!r})" if name in given else \
+            f"@triton.jit({name}={value!r}) {fn.__name__}"
+        if option is None:
+            fixed = launch_options.COMPILED_AS.get(name, ...)
+            at = f"cannot set {name}" if fixed is ... else \
+                f"compiles every kernel with {name}={fixed!r}"
+            raise CaptureRefused(
+                f"{what}: {site}: {launch}: rules_triton {at} (an algo takes "
+                f"{', '.join(supported)}), so no build, captured or declared with "
+                f"triton_kernel_library, compiles the kernel this launch does; launch it "
+                f"without {name} to build it ahead of time")
+        if not option.allows(value):
+            spelled = option.spelled or "True or False"
+            raise CaptureRefused(f"{what}: {site}: {launch}: {name} must be {spelled}, as "
+                                 "triton_algo takes it")
+        if value != option.default:
+            out.append((name, value))
+    return tuple(sorted(out, key=lambda kv: supported.index(kv[0])))
 
 
 def _specialize(value: Any, p: Any) -> tuple:

@@ -74,6 +74,9 @@ def define_flags(fv: flags.FlagValues) -> None:
     i("num_ctas", 1, "CTAs per cluster (sm_90+ for > 1).", flag_values=fv)
     b("launch_cooperative_grid", False, "Launch as a cooperative grid.", flag_values=fv)
     b("launch_pdl", False, "Launch with programmatic dependent launch.", flag_values=fv)
+    b("enable_fp_fusion", True, "Let LLVM and ptxas contract a * b + c into fma (Triton's "
+      "default); --noenable_fp_fusion compiles as a launch with enable_fp_fusion=False does.",
+      flag_values=fv)
     b("embed_ptx", False, "Embed the PTX in the C file too (JIT fallback for newer GPUs).",
       flag_values=fv)
     b("export_symbols", False, "Give the variant's C functions default visibility (hidden "
@@ -136,6 +139,7 @@ class ToolArgs:
     bazel_target: Optional[str] = None
     env_fingerprint: Optional[str] = None
     library_targets: str = ""
+    enable_fp_fusion: bool = True
 
 
 def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
@@ -162,7 +166,8 @@ def to_tool_args(fv: flags.FlagValues) -> ToolArgs:
         specialization_index=fv.specialization_index,
         outputs=outputs, import_paths=tuple(fv.import_path), verbose=fv.verbose,
         out_params=fv.out_params, bazel_target=fv.bazel_target,
-        env_fingerprint=fv.env_fingerprint, library_targets=fv.library_targets or "")
+        env_fingerprint=fv.env_fingerprint, library_targets=fv.library_targets or "",
+        enable_fp_fusion=fv.enable_fp_fusion)
 
 
 def check_import(args: ToolArgs) -> None:
@@ -264,7 +269,8 @@ def _check_request(args: ToolArgs) -> _Request:
                          "use letters, digits and _ (not starting with a digit)") from None
     target = parse_target(args.target)
     opts = CompileOptions(args.num_warps, args.num_stages, args.num_ctas,
-                          args.launch_cooperative_grid, args.launch_pdl, args.maxnreg)
+                          args.launch_cooperative_grid, args.launch_pdl, args.maxnreg,
+                          args.enable_fp_fusion)
     check_options(opts, target)
     _check_backend_flags(args, target)
     if args.reset_to_zero and not target.row.reset_to_zero:
@@ -474,7 +480,7 @@ def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature"
         args=tuple(arg_records),
         launch=LaunchConfig(compiled.num_warps, args.num_stages, compiled.num_ctas,
                             args.launch_cooperative_grid, args.launch_pdl,
-                            getattr(args, "maxnreg", None)),
+                            getattr(args, "maxnreg", None), args.enable_fp_fusion),
         shared=compiled.shared,
         global_scratch=(compiled.global_scratch_size, compiled.global_scratch_align),
         profile_scratch=(compiled.profile_scratch_size, compiled.profile_scratch_align),
@@ -494,7 +500,8 @@ def build_record(args: ToolArgs, kernel_file: str, target, sig: "BoundSignature"
         heuristics=tuple(heuristics),
         algo_launch=(None if algo_opts is None else LaunchConfig(
             algo_opts.num_warps, algo_opts.num_stages, algo_opts.num_ctas,
-            args.launch_cooperative_grid, args.launch_pdl, algo_opts.maxnreg)),
+            args.launch_cooperative_grid, args.launch_pdl, algo_opts.maxnreg,
+            args.enable_fp_fusion)),
         reset_to_zero=tuple(ResetRegion(r.name, r.source, r.c) for r in reset_to_zero),
     )
 

@@ -74,6 +74,7 @@ class CompileOptions:
     launch_cooperative_grid: bool = False
     launch_pdl: bool = False
     maxnreg: int | None = None
+    enable_fp_fusion: bool = True
 
 
 def check_options(opts: CompileOptions, target: Target) -> None:
@@ -253,11 +254,13 @@ def _backend_options(backend, opts: CompileOptions, target: Target, version: str
             "num_ctas": opts.num_ctas,
             "launch_cooperative_grid": opts.launch_cooperative_grid,
             "launch_pdl": opts.launch_pdl,
+            # the JIT's default is knobs.language.default_fp_fusion (TRITON_DEFAULT_FP_FUSION):
+            # here the algo's, never the environment's
+            "enable_fp_fusion": opts.enable_fp_fusion,
             # defaults that triton would otherwise take from the environment at import time
-            "debug": False,
-            "enable_fp_fusion": True,
             "ptx_options": "",
-            "instrumentation_mode": "",
+            # the launch-time options the build fixes (the capture refuses other values)
+            **launch_options.COMPILED_AS,
         })
     except (AssertionError, ValueError) as e:
         raise UserError(f"--num_warps/--num_stages/--num_ctas: triton rejects the options: {e}")

@@ -58,7 +58,7 @@ _KEYS = frozenset(("format", "symbol", "kernel_name", "kernel_file", "target", "
                    "launch_pdl", "shared", "global_scratch_size", "global_scratch_align",
                    "profile_scratch_size", "profile_scratch_align", "grid", "grid_c",
                    "triton_version", "cubin_file", "cubin_sha256", "cubin_size", "ptx_embedded",
-                   "ptx_file", "export_symbols", "launch_args", "maxnreg",
+                   "ptx_file", "export_symbols", "launch_args", "maxnreg", "enable_fp_fusion",
                    "algo_targets", "autotune", "heuristics", "algo_launch", "reset_to_zero"))
 
 
@@ -296,6 +296,15 @@ def _maxnreg(d: dict, target: Target) -> int | None:
     return maxnreg
 
 
+def _fp_fusion(d: dict) -> bool:
+    """enable_fp_fusion: written only when False (records of fused algos read as before)."""
+    value = d.get("enable_fp_fusion", True)
+    if not isinstance(value, bool):
+        raise RecordError(f"metadata field 'enable_fp_fusion' must be true or false, got "
+                          f"{value!r}")
+    return value
+
+
 def _algo_targets(d: dict, target: Target) -> tuple[Target, ...] | None:
     """The targets the variant's algo is restricted to (Target JSON each), its own among them."""
     algo_targets = d.get("algo_targets")
@@ -341,7 +350,7 @@ def _algo_launch(d: dict) -> LaunchConfig | None:
         raise RecordError(f"algo_launch maxnreg {m!r} is not an integer or null")
     return LaunchConfig(_int(a, "num_warps", 1), _int(a, "num_stages", 0),
                         _int(a, "num_ctas", 1), _bool(d, "launch_cooperative_grid"),
-                        _bool(d, "launch_pdl"), m)
+                        _bool(d, "launch_pdl"), m, _fp_fusion(d))
 
 
 def _from_dict(d: dict) -> VariantRecord:
@@ -366,7 +375,7 @@ def _from_dict(d: dict) -> VariantRecord:
         args=args,
         launch=LaunchConfig(_int(d, "num_warps", 1), _int(d, "num_stages", 0),
                             _int(d, "num_ctas", 1), _bool(d, "launch_cooperative_grid"),
-                            _bool(d, "launch_pdl"), maxnreg),
+                            _bool(d, "launch_pdl"), maxnreg, _fp_fusion(d)),
         shared=_int(d, "shared"),
         global_scratch=(_int(d, "global_scratch_size"), _int(d, "global_scratch_align", 1)),
         profile_scratch=(_int(d, "profile_scratch_size"), _int(d, "profile_scratch_align", 1)),

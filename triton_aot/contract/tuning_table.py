@@ -102,16 +102,20 @@ def tiles_log2_q8(lead: int, tile: int) -> int:
 
 
 def fingerprint(constexprs: dict[str, Any], num_warps: int, num_stages: int, num_ctas: int = 1,
-                maxnreg: int | None = None, reset_to_zero: tuple = ()) -> str:
+                maxnreg: int | None = None, reset_to_zero: tuple = (),
+                enable_fp_fusion: bool = True) -> str:
     """What makes an algo that algo, hashed: constexpr values (by name, as their source
     spelling: 128, True, tl.float16) and the launch meta-parameters Triton's Config has, and
     the regions it zeroes before launching ((name, extents) pairs; only when it has any, so
-    the fingerprints of algos without reset_to_zero are unchanged)."""
+    the fingerprints of algos without reset_to_zero are unchanged), and enable_fp_fusion when
+    off (another cubin; likewise only then)."""
     fields = {"constexprs": {k: str(v) for k, v in sorted(constexprs.items())},
               "num_warps": num_warps, "num_stages": num_stages, "num_ctas": num_ctas,
               "maxnreg": maxnreg}
     if reset_to_zero:
         fields["reset_to_zero"] = [[name, list(extents)] for name, extents in reset_to_zero]
+    if not enable_fp_fusion:
+        fields["enable_fp_fusion"] = False
     text = json.dumps(fields, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -120,7 +124,8 @@ def record_fingerprint(record) -> str:
     """The fingerprint of a variant record's algo (triton_aot.contract.variant.VariantRecord)."""
     cfg = record.launch
     return fingerprint(record.constexprs, cfg.num_warps, cfg.num_stages, cfg.num_ctas, cfg.maxnreg,
-                       tuple((r.name, r.extents) for r in record.reset_to_zero))
+                       tuple((r.name, r.extents) for r in record.reset_to_zero),
+                       cfg.enable_fp_fusion)
 
 
 @dataclass(frozen=True)

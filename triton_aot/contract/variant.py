@@ -125,6 +125,9 @@ class LaunchConfig:
     cooperative: bool = False
     pdl: bool = False
     maxnreg: int | None = None  # register cap per thread (ptxas .maxnreg); None: Triton's default
+    # a * b + c contracted into fma (Triton's default); False: as a launch with
+    # enable_fp_fusion=False compiles, separate mul and add (another rounding, another cubin)
+    enable_fp_fusion: bool = True
 
 
 @dataclass(frozen=True)
@@ -275,7 +278,7 @@ class VariantRecord:
                     values.append((a.name, 1, 0.0, str(a.value_repr)))
         cfg = self.launch
         return (tuple(values), cfg.num_warps, cfg.num_stages, cfg.num_ctas, cfg.cooperative,
-                cfg.pdl, cfg.maxnreg or 0)
+                cfg.pdl, cfg.maxnreg or 0, not cfg.enable_fp_fusion)
 
     def algo_info(self) -> str:
         """The NAME_get_algo_info string: constexprs then launch config (the rarer knobs only
@@ -291,6 +294,8 @@ class VariantRecord:
             parts.append("launch_pdl=1")
         if launch.maxnreg is not None:
             parts.append(f"maxnreg={launch.maxnreg}")
+        if not launch.enable_fp_fusion:
+            parts.append("enable_fp_fusion=0")
         if self.algo_targets is not None:
             parts.append(f"targets={','.join(map(str, self.algo_targets))}")
         if self.reset_to_zero:
@@ -344,6 +349,8 @@ class VariantRecord:
                                 for a in self.launch_args]
         if self.launch.maxnreg is not None:
             d["maxnreg"] = self.launch.maxnreg
+        if not self.launch.enable_fp_fusion:
+            d["enable_fp_fusion"] = False
         if self.algo_targets is not None:
             d["algo_targets"] = [t.to_dict() for t in self.algo_targets]
         if self.autotune is not None:

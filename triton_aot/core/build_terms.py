@@ -30,6 +30,7 @@ FLAG_ATTRIBUTES = {
     "num_ctas": "algos",
     "launch_cooperative_grid": "algos",
     "launch_pdl": "algos",
+    "enable_fp_fusion": "algos",
     "target": "targets",
     "library_targets": "targets",
     "embed_ptx": "embed_ptx",

@@ -1,6 +1,7 @@
 """An algo's launch options: how Triton compiles and launches one configuration (triton.Config's
 num_warps, num_stages, num_ctas and maxnreg; the launcher's launch_pdl and
-launch_cooperative_grid), with their defaults and the values each may take.
+launch_cooperative_grid; the compile option enable_fp_fusion, which a launcher may pass at
+launch), with their defaults and the values each may take.
 
 Defined here once. rules/private/generated/launch_options.bzl is generated from this table by
 tools/gen_concepts.py: triton_algo's keys and validate.bzl's defaults and checks (values, the
@@ -63,7 +64,22 @@ OPTIONS = (
     # What the register file allows a thread (ptxas .maxnreg).
     LaunchOption("maxnreg", "register cap per thread", None, low=16, high=255,
                  spelled="an int from 16 to 255", cuda_only=True),
+    # Whether LLVM may contract a * b + c into one fma (Triton's default, as the JIT's); a
+    # launcher that passes enable_fp_fusion=False at launch gets separate mul and add, whose
+    # rounding differs, so the algo must say which it is.
+    LaunchOption("enable_fp_fusion", "contract a * b + c into fma", True),
 )
 
 BY_NAME = {o.name: o for o in OPTIONS}
+
+# The other compile options the JIT takes at launch (`kernel[grid](..., debug=True)`: any field
+# of the backend's CUDAOptions / HIPOptions) that the compile tool fixes, at these values: a
+# launch that passes one at this value builds what the JIT would, one at another value cannot be
+# built (the capture refuses it). The JIT sets debug and instrumentation_mode itself; the rest a
+# launcher sets on purpose. Every option neither here nor in OPTIONS is refused at any value.
+COMPILED_AS = {
+    "debug": False,  # device_assert and overflow checks compiled out
+    "sanitize_overflow": True,  # only acts with debug
+    "instrumentation_mode": "",
+}
 MAXNREG_RANGE = (BY_NAME["maxnreg"].low, BY_NAME["maxnreg"].high)

@@ -30,7 +30,9 @@ def _config_matches(cfg: dict, algo_constexprs: dict[str, str], launch) -> bool:
     return (cfg.get("num_warps", 4) == launch.num_warps and
             cfg.get("num_stages", 3) == launch.num_stages and
             cfg.get("num_ctas", 1) == launch.num_ctas and
-            cfg.get("maxnreg") == launch.maxnreg)
+            cfg.get("maxnreg") == launch.maxnreg and
+            # a Config has no enable_fp_fusion: the autotuner timed Triton's default, fused
+            launch.enable_fp_fusion)
 
 
 def seed_from_autotune_cache(table: Table, records_by_algo: dict[int, Any],

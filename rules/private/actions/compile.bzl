@@ -69,6 +69,10 @@ def compile_variant(ctx, toolchain, *, source, kernel_params, variant, worker):
         args.add("--launch_pdl")
     if algo["launch_cooperative_grid"]:
         args.add("--launch_cooperative_grid")
+    if not algo["enable_fp_fusion"]:
+        # only when off, so that the command lines (the cache keys) of fused algos stay as
+        # they were
+        args.add("--noenable_fp_fusion")
     if variant.embed_ptx:
         args.add("--embed_ptx")
     args.add(variant.target.name, format = "--target=%s")

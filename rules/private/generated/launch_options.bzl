@@ -68,4 +68,14 @@ LAUNCH_OPTIONS = {
         "min_cuda_arch": None,
         "cuda_only": True,
     },
+    "enable_fp_fusion": {
+        "default": True,
+        "bool": True,
+        "values": [],
+        "low": None,
+        "high": None,
+        "spelled": "",
+        "min_cuda_arch": None,
+        "cuda_only": False,
+    },
 }

@@ -2,7 +2,7 @@
 
 load("//rules/private/generated:reset_to_zero.bzl", "EXAMPLE_EXTENTS", "EXAMPLE_NAME", "FORMS_TEXT")
 
-def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas = None, grid = None, launch_pdl = None, launch_cooperative_grid = None, maxnreg = None, targets = None, reset_to_zero = None):
+def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas = None, grid = None, launch_pdl = None, launch_cooperative_grid = None, maxnreg = None, enable_fp_fusion = None, targets = None, reset_to_zero = None):
     """Describes one algo of a `triton_kernel_library`, like `triton.Config` does for the JIT.
 
     Clients pick an algo at run time by its index in `algos` (`NAME(stream, ..., algo_id)`).
@@ -23,6 +23,11 @@ def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas =
       launch_cooperative_grid: launch as a cooperative grid.
       maxnreg: register cap per thread (16 to 255; Triton's `maxnreg`, the PTX `.maxnreg`
         directive); CUDA targets only.
+      enable_fp_fusion: whether `a * b + c` may be contracted into one `fma` (default True,
+        Triton's default). False compiles the algo as a launch with `enable_fp_fusion=False`
+        (`kernel[grid](..., enable_fp_fusion=False)`) does: separate multiplies and adds, with
+        their own rounding. Set it to match a launcher that passes it, or the library's results
+        differ from the launcher's in the last bits.
       targets: the library targets this algo is compiled for (default: all), e.g.
         `["cuda:90"]` for an algo that needs sm_90 (fp8 dots, TMA). On a device whose chosen
         target the algo lacks, `NAME(..., algo_id)` returns CUDA_ERROR_NO_BINARY_FOR_GPU.
@@ -70,6 +75,7 @@ def triton_algo(constexprs = {}, num_warps = None, num_stages = None, num_ctas =
         ("launch_pdl", launch_pdl),
         ("launch_cooperative_grid", launch_cooperative_grid),
         ("maxnreg", maxnreg),
+        ("enable_fp_fusion", enable_fp_fusion),
         ("targets", targets),
     ]:
         if value != None:
