@@ -324,3 +324,91 @@ def test_battery_covers_every_launcher():
                  and f.__module__ == battery_launchers.__name__}
     assert launchers == {entry[0] for entry in CASES.values()}
     assert len(launchers) >= 30
+
+
+def _interpret():
+    """Runs every launcher in Triton's interpreter on CPU against torch (a child process: the
+    interpreter is chosen when triton is imported): what the battery's ops must compute."""
+    import torch
+
+    import battery_launchers as b
+
+    def same(a, e):
+        assert a.shape == e.shape and torch.equal(a, e), (a, e)
+
+    torch.manual_seed(0)
+    x, y = torch.randn(300), torch.randn(300)
+    m = torch.randn(20, 64)
+    same(b.two_slices(x, y), torch.cat([x, y]))
+    same(b.offset_slice(x), torch.cat([torch.zeros(1), x]))
+    same(b.returned_flat_view(m), (2 * m).view(-1))
+    same(b.returned_transpose(m), m.t())
+    same(b.transposed_input(m), m.t().contiguous())
+    same(b.flattened_input(m), 2 * m.view(-1))
+    same(b.input_column_slice(m), m[:, 32:])
+    for launcher, view in ((b.in_place_return_input, lambda t: t),
+                           (b.in_place_return_input_view, lambda t: t.view(-1))):
+        t = x.clone()
+        r = launcher(t)
+        same(t, x + 1)
+        assert r.data_ptr() == t.data_ptr()
+        same(r, view(x + 1))
+    t = x.clone()
+    assert b.in_place_return_none(t) is None
+    same(t, x + 1)
+    t = x.clone()
+    b.same_tensor_twice(t)
+    same(t, 2 * x)
+    r, none = b.out_and_none(x)
+    same(r, x)
+    assert none is None
+    r1, r2 = b.same_output_twice(x)
+    assert r1 is r2
+    same(r1, x)
+    same(b.dummy_buffer(x), x + 1)
+    for launcher, part in ((b.out_argument_slice, slice(0, 300)),
+                           (b.out_argument_offset, slice(300, 600))):
+        out = torch.zeros(600)
+        launcher(x, out)
+        same(out[part], x)
+        assert out.count_nonzero() == x.count_nonzero()
+    lo, hi = b.two_outputs(x)
+    same(lo, x.clamp(max=0))
+    same(hi, x.clamp(min=0))
+    h = x.half()
+    same(b.zeros_then_kernel(h), h.float())
+    same(b.full_then_kernel(h), h.float() + 3)
+    for t in (x, x[:1].clone(), x[:0].clone(), x.half(), x.bfloat16()):
+        same(b.copy(t), t)
+    same(b.row_sums(m[:, :1].contiguous()), m[:, 0])
+    same(b.size_only_in_grid(m), m)
+    same(b.other_tensors_sizes(x, y), 2 * x)
+    torch.testing.assert_close(b.rows_from_other(m, m[:, 0]), m.sum(1))
+    same(b.next_pow2_block(m[:, :50].contiguous()), 2 * m[:, :50])
+    for shape in ((2, 3, 64), (3, 1, 64), (1, 5, 64)):
+        t = torch.randn(shape)
+        same(b.rows_of_3d(t), 2 * t)
+    same(b.chained(x), 2 * x)
+    for n in (100, 5000):
+        t = torch.randn(n)
+        same(b.by_threshold(t), 2 * t)
+    same(b.float_and_int(x, 0.5, 3), x * 0.5 + 3)
+    same(b.keyword_only(x, factor=0.5), x * 0.5)
+    out = torch.empty(300)
+    assert b.keyword_only_tensor(x, out=out) is None
+    same(out, x)
+    same(b.lambda_grid(x), x * 0.5)
+    same(b.early_return_empty(x), x)
+    same(b.early_return_empty(x[:0]), x[:0])
+
+
+def test_launchers_compute_in_the_interpreter():
+    import subprocess
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    done = subprocess.run([sys.executable, os.path.abspath(__file__), "--interpret"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--interpret"]:
+    _interpret()
