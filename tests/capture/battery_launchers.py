@@ -117,7 +117,7 @@ def two_slices(x, y):
     """Copies x and y into the two halves of one allocation of 2 * n."""
     n = x.numel()
     out = torch.empty(2 * n, dtype=x.dtype, device=x.device)
-    _copy(x, out[:n])
+    _copy(x, out[:n])  # SLICE_FIRST
     _copy(y, out[n:])  # SLICE_SECOND
     return out
 
