@@ -457,6 +457,16 @@ COMPILE_CASES = [
          flags={"kernel_path": "{K}/imports_broken_helper.py", "kernel_name": "k",
                 "signature": "*fp32", "constexprs": None, "grid": "1",
                 "bazel_target": "//kernels:k"}),
+    Case("kernel_import_fails_in_a_helper_import", "kernel", "compile",
+         "a helper module next to the kernel file (in srcs) imports a package no dep provides, "
+         "compiled by a rule: the helper's line, not the kernel file's `import` line",
+         ("//kernels:k: attribute 'deps': importing imports_helper_missing_module.py failed",
+          "No module named 'not_installed_helper_pkg' (helper_missing_module.py:3, which "
+          "imports_helper_missing_module.py imports)"),
+         ("add the py_library that provides 'not_installed_helper_pkg' to deps",),
+         flags={"kernel_path": "{K}/imports_helper_missing_module.py", "kernel_name": "k",
+                "signature": "*fp32", "constexprs": None, "grid": "1",
+                "bazel_target": "//kernels:k"}),
     Case("kernel_import_misses_a_data_file", "kernel", "compile",
          "a dep that opens a file at import which no py_library lists, compiled by a rule",
          ("//kernels:k: attribute 'deps': importing imports_needs_data.py failed",
@@ -1369,6 +1379,13 @@ def _torch_work(launcher: str, call: str = "fp32(n)") -> dict:
 
 
 CAPTURE_CASES = [
+    Case("capture_launcher_helper_raises", "launcher", "capture",
+         "the launcher file imports a helper next to it that raises at import: the helper's "
+         "line, not the launcher's `import` line",
+         ("//pkg:scaled: attribute 'launcher': importing launcher_broken_helper failed",
+          "KeyError: 'large' (broken_helper.py:3, which launcher_broken_helper.py imports)"),
+         ("importing launcher_broken_helper failed",),
+         flags={"launcher_path": "{K}/launcher_broken_helper.py"}),
     Case("capture_host_sync", "launcher", "capture",
          "the launcher sizes its grid by `int(x.sum().item())`",
          ("//pkg:scaled: bad_launchers.py:23", "reads tensor values on the host"),
