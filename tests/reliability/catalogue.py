@@ -21,6 +21,7 @@ folder (outputs), {TMP} = a fresh temporary folder (copied kernel files).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -60,6 +61,10 @@ class Case:
     # (its import check, or its one compile), which `flags` (over COMPILE_BASE) reproduce;
     # rule_failures.bzl checks that the action carries them, catalogue_test runs the tool
     at_build: bool = False
+    # rule: refused by the library's one TritonRefuse action (rules/private/refusal.bzl), which
+    # prints the message as its one line (a fail() in analysis prints a Starlark traceback
+    # first); rule_failures.bzl checks the action and its line
+    in_action: bool = False
     # runtime: the descriptor arguments of one call of RUNTIME_LIB (base offset from a 16-byte
     # aligned address, shape0, shape1, stride0, stride1), against the fake driver
     call: str = ""
@@ -1610,6 +1615,34 @@ TUNE_BUNDLE_CASES = [
          ("--batch_count='many'",), ("give an integer",),
          extra=("--layers=64x64", "--batch_count=many")),
 ]
+
+# What the rule can tell wrong before it declares its actions (which kernel file, the targets'
+# spelling, algos listed twice): refused in an action, one line, no Starlark traceback.
+REFUSED_IN_ACTION = (
+    "rule_kernel_src_ambiguous", "rule_targets_not_a_target", "rule_targets_mixed_backends",
+    "rule_targets_duplicate_spelling", "rule_kernel_module_with_srcs",
+    "rule_kernel_module_not_dotted_name", "rule_no_kernel_source", "rule_targets_sm_spelling",
+    "rule_targets_duplicate", "rule_algos_duplicate", "rule_targets_rocm",
+    "rule_targets_dotted_sm", "rule_kernel_module_as_path",
+)
+
+RULE_CASES += [
+    Case("rule_targets_rocm", "rule attribute", "rule",
+         "`targets = [\"rocm:90\"]`: a backend that does not exist",
+         ("attribute 'targets': 'rocm:90' is not a target",), ('write "cuda:<sm>"', "hip:gfx"),
+         attrs='targets = ["rocm:90"]'),
+    Case("rule_targets_dotted_sm", "rule attribute", "rule",
+         "`targets = [\"cuda:9.0\"]`: the compute capability's spelling",
+         ("attribute 'targets': 'cuda:9.0' is not a target",), ('(e.g. "cuda:90")',),
+         attrs='targets = ["cuda:9.0"]'),
+    Case("rule_kernel_module_as_path", "rule attribute", "rule",
+         "`kernel_module` given as a file path",
+         ("attribute 'kernel_module': 'kernels/kernels.py' is not a dotted module name",),
+         ("write it as in an import statement",),
+         attrs='srcs = [], kernel_module = "kernels/kernels.py"'),
+]
+RULE_CASES = [dataclasses.replace(c, in_action=True) if c.id in REFUSED_IN_ACTION else c
+              for c in RULE_CASES]
 
 CASES = (COMPILE_CASES + LINK_CASES + RULE_CASES + RUNTIME_CASES + CAPTURE_CASES
          + AUTOTUNE_CASES + TORCH_CASES + BAZEL_TEST_CASES + C_ENTRY_CASES + TUNE_CASES
