@@ -32,9 +32,12 @@ def _refused_at_build_test_impl(ctx):
     return analysistest.end(env)
 
 def _refused_in_action_test_impl(ctx):
-    """The library's one action is TritonRefuse, which prints the case's message as one line:
-    `error: LABEL: attribute 'ATTR': ...`, every fragment in it, no traceback before it."""
+    """Checks that the library's one Triton action is TritonRefuse, printing one line.
+
+    The line is `error: LABEL: attribute 'ATTR': ...`, with every fragment, no traceback.
+    """
     env = analysistest.begin(ctx)
+    target = analysistest.target_under_test(env)
     actions = analysistest.target_actions(env)
     refuse = [a for a in actions if a.mnemonic == "TritonRefuse"]
     asserts.equals(env, 1, len(refuse), "one TritonRefuse action")
@@ -44,7 +47,6 @@ def _refused_in_action_test_impl(ctx):
     asserts.equals(env, 1, len(texts), "the refusal's message file")
     if texts:
         text = texts[0]
-        target = analysistest.target_under_test(env)
         head = "error: //{}:{}: attribute '".format(target.label.package, target.label.name)
         asserts.true(env, text.startswith(head), "{} does not start with {}".format(repr(text), repr(head)))
         asserts.true(env, text.endswith("\n") and text.count("\n") == 1, "not one line: " + repr(text))
