@@ -15,6 +15,35 @@ sandbox has no folder for a root with no inputs under it.
 
 load("@rules_python//python:defs.bzl", "PyInfo")
 
+def kernel_file_error(ctx, defines):
+    """Why `srcs`, `kernel_src` and `kernel_module` name no one kernel file or module, or None.
+
+    Args:
+      ctx: the rule context (attributes `srcs`, `kernel_src`, `kernel_module`).
+      defines: what the file must define, for messages ("'matmul_kernel'").
+
+    Returns:
+      struct(attr, message) (the message without the label), or None.
+    """
+    if ctx.attr.kernel_module:
+        # An installed module (or one from `deps`): no file of this package defines the kernel.
+        if ctx.files.srcs or ctx.file.kernel_src:
+            return struct(attr = "kernel_module", message = "given together with {}; the kernel comes either from a file (srcs) or from a module (kernel_module), remove one".format(
+                "srcs" if ctx.files.srcs else "kernel_src",
+            ))
+        for part in ctx.attr.kernel_module.split("."):
+            if not part or not (part[0].isalpha() or part[0] == "_") or not part.replace("_", "a").isalnum():
+                return struct(attr = "kernel_module", message = "'{}' is not a dotted module name; write it as in an import statement, e.g. \"liger_kernel.ops.rms_norm\"".format(ctx.attr.kernel_module))
+        return None
+    if ctx.file.kernel_src:
+        return None
+    py = [f for f in ctx.files.srcs if f.extension == "py"]
+    if not py:
+        return struct(attr = "srcs", message = "no .py file; list the file that defines {} in srcs, or name an installed module with kernel_module = \"pkg.module\"".format(defines))
+    if len(py) != 1:
+        return struct(attr = "kernel_src", message = "srcs has {} .py files; set kernel_src to the one that defines {}".format(len(py), defines))
+    return None
+
 def kernel_file(ctx, defines):
     """The .py File that defines the kernels, or None for `kernel_module`; fails on bad input.
 
@@ -25,29 +54,14 @@ def kernel_file(ctx, defines):
     Returns:
       A File, or None when the kernel comes from an installed module.
     """
+    error = kernel_file_error(ctx, defines)
+    if error:
+        fail("{}: attribute '{}': {}".format(ctx.label, error.attr, error.message))
     if ctx.attr.kernel_module:
-        # An installed module (or one from `deps`): no file of this package defines the kernel.
-        if ctx.files.srcs or ctx.file.kernel_src:
-            fail("{}: attribute 'kernel_module': given together with {}; the kernel comes either from a file (srcs) or from a module (kernel_module), remove one".format(
-                ctx.label,
-                "srcs" if ctx.files.srcs else "kernel_src",
-            ))
-        for part in ctx.attr.kernel_module.split("."):
-            if not part or not (part[0].isalpha() or part[0] == "_") or not part.replace("_", "a").isalnum():
-                fail("{}: attribute 'kernel_module': '{}' is not a dotted module name; write it as in an import statement, e.g. \"liger_kernel.ops.rms_norm\"".format(ctx.label, ctx.attr.kernel_module))
         return None
     if ctx.file.kernel_src:
         return ctx.file.kernel_src
-    py = [f for f in ctx.files.srcs if f.extension == "py"]
-    if not py:
-        fail("{}: attribute 'srcs': no .py file; list the file that defines {} in srcs, or name an installed module with kernel_module = \"pkg.module\"".format(ctx.label, defines))
-    if len(py) != 1:
-        fail("{}: attribute 'kernel_src': srcs has {} .py files; set kernel_src to the one that defines {}".format(
-            ctx.label,
-            len(py),
-            defines,
-        ))
-    return py[0]
+    return [f for f in ctx.files.srcs if f.extension == "py"][0]
 
 def _repo_exec_root(ctx, repo):
     """The execroot-relative folder of repository `repo` (a runfiles name: `_main`, `mod~`)."""

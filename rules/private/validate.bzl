@@ -91,12 +91,40 @@ def check_signature(label, signature):
     if not signature.strip():
         _err(label, "signature", "is empty; give one entry per kernel parameter, e.g. \"*fp16:16, i32, BLOCK\"")
 
+def targets_error(targets):
+    """Why the targets' spelling is wrong ("cuda:80", "hip:gfx942", ...; all of one backend), or None.
+
+    This is the rule's one reader of a target's text: `check_targets` parses what it accepts.
+    A caller that must not fail in analysis (whose Starlark traceback would come before the
+    message) reports the message in an action instead (refusal.bzl).
+
+    Args:
+      targets: list of target strings.
+
+    Returns:
+      The message (without the label and attribute), or None.
+    """
+    if not targets:
+        return "is empty; give at least one target such as \"cuda:90\" or \"hip:gfx942\""
+    seen = {}
+    for target in targets:
+        parts = target.split(":")
+        arch = parts[1] if len(parts) == 2 else ""
+        if len(parts) != 2 or parts[0] not in BACKENDS or not arch.isalnum():
+            return "'{}' is not a target; write \"cuda:<sm>\" (e.g. \"cuda:90\") or \"hip:gfx<arch>\" (e.g. \"hip:gfx942\")".format(target)
+        if target in seen:
+            return "'{}' is listed twice".format(target)
+        if parts[0] != targets[0].split(":")[0]:
+            return "mixes CUDA and HIP targets ('{}' and '{}'); a library is one backend (its C API uses that backend's types): make one library per backend".format(targets[0], target)
+        seen[target] = True
+    return None
+
 def check_targets(label, attr, targets):
     """Checks the GPU targets' spelling ("cuda:80", "hip:gfx942", ...): all of one backend.
 
-    This is the rule's one reader of a target's text; the rest of the rule reads the structs it
-    returns. Whether some triton compiles each arch is the compile tool's check (core/target.py
-    and the targets table), run once per library in its import check.
+    The rest of the rule reads the structs it returns. Whether some triton compiles each arch is
+    the compile tool's check (core/target.py and the targets table), run once per library in its
+    import check.
 
     Args:
       label: the target's label (for messages).
@@ -107,24 +135,16 @@ def check_targets(label, attr, targets):
       list of struct(name = the target string, arch = "80" or "gfx942", sm = the SM number of a
       CUDA target or None, row = its backend's BACKENDS row (targets.py's, generated)).
     """
-    if not targets:
-        _err(label, attr, "is empty; give at least one target such as \"cuda:90\" or \"hip:gfx942\"")
-    seen = {}
+    error = targets_error(targets)
+    if error:
+        _err(label, attr, error)
     parsed = []
     for target in targets:
-        parts = target.split(":")
-        arch = parts[1] if len(parts) == 2 else ""
-        if len(parts) != 2 or parts[0] not in BACKENDS or not arch.isalnum():
-            _err(label, attr, "'{}' is not a target; write \"cuda:<sm>\" (e.g. \"cuda:90\") or \"hip:gfx<arch>\" (e.g. \"hip:gfx942\")".format(target))
-        if target in seen:
-            _err(label, attr, "'{}' is listed twice".format(target))
-        if parsed and parts[0] != parsed[0].backend:
-            _err(label, attr, "mixes CUDA and HIP targets ('{}' and '{}'); a library is one backend (its C API uses that backend's types): make one library per backend".format(targets[0], target))
-        seen[target] = True
-        row = BACKENDS[parts[0]]
+        backend, arch = target.split(":")
+        row = BACKENDS[backend]
         parsed.append(struct(
             name = target,
-            backend = parts[0],
+            backend = backend,
             arch = arch,
             sm = int(arch) if row["arch_is_sm"] and arch.isdigit() else None,
             row = row,
@@ -341,7 +361,7 @@ def _check_launch_option(label, index, name, value, option, targets):
         if minimum != None and target.sm != None and target.sm < minimum:
             _err(label, "algos", "algos[{}]: {} = {} needs cuda:{} or newer, but the algo is built for '{}'; restrict the algo with targets = [\"cuda:{}\"], or drop {}".format(index, name, value, minimum, target.name, minimum, name))
 
-def check_algos(label, algos, defaults):
+def check_algos(label, algos, defaults, duplicates = None):
     """Decodes `algos` (triton_algo JSON) into dicts with every field filled in.
 
     Args:
@@ -349,6 +369,8 @@ def check_algos(label, algos, defaults):
       algos: the `algos` attribute (triton_algo JSON strings).
       defaults: dict with the library's num_warps, num_stages, grid, targets (`check_targets`'
         structs) and signature.
+      duplicates: a list that gets the message of two algos that are the same (analysis goes
+        on: the caller reports it in an action, refusal.bzl), or None to fail.
 
     Returns:
       list of dicts: constexprs (name -> source spelling), every launch option of
@@ -403,7 +425,11 @@ def check_algos(label, algos, defaults):
         key = json.encode({k: normalised[k] for k in sorted(normalised.keys()) if k not in ("grid", "signature")})
         normalised["targets"] = algo_targets
         if key in seen:
-            _err(label, "algos", "algos[{}] and algos[{}] are the same algo; remove one".format(seen[key], i))
+            message = "algos[{}] and algos[{}] are the same algo; remove one".format(seen[key], i)
+            if duplicates == None:
+                _err(label, "algos", message)
+            elif not duplicates:
+                duplicates.append(message)
         seen[key] = i
         result.append(normalised)
     return result

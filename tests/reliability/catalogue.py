@@ -21,6 +21,7 @@ folder (outputs), {TMP} = a fresh temporary folder (copied kernel files).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -60,6 +61,10 @@ class Case:
     # (its import check, or its one compile), which `flags` (over COMPILE_BASE) reproduce;
     # rule_failures.bzl checks that the action carries them, catalogue_test runs the tool
     at_build: bool = False
+    # rule: refused by the library's one TritonRefuse action (rules/private/refusal.bzl), which
+    # prints the message as its one line (a fail() in analysis prints a Starlark traceback
+    # first); rule_failures.bzl checks the action and its line
+    in_action: bool = False
     # runtime: the descriptor arguments of one call of RUNTIME_LIB (base offset from a 16-byte
     # aligned address, shape0, shape1, stride0, stride1), against the fake driver
     call: str = ""
@@ -455,6 +460,16 @@ COMPILE_CASES = [
          ("the cause is in broken_helper.py, not in imports_broken_helper.py",
           "fix broken_helper.py:3"),
          flags={"kernel_path": "{K}/imports_broken_helper.py", "kernel_name": "k",
+                "signature": "*fp32", "constexprs": None, "grid": "1",
+                "bazel_target": "//kernels:k"}),
+    Case("kernel_import_fails_in_a_helper_import", "kernel", "compile",
+         "a helper module next to the kernel file (in srcs) imports a package no dep provides, "
+         "compiled by a rule: the helper's line, not the kernel file's `import` line",
+         ("//kernels:k: attribute 'deps': importing imports_helper_missing_module.py failed",
+          "No module named 'not_installed_helper_pkg' (helper_missing_module.py:3, which "
+          "imports_helper_missing_module.py imports)"),
+         ("add the py_library that provides 'not_installed_helper_pkg' to deps",),
+         flags={"kernel_path": "{K}/imports_helper_missing_module.py", "kernel_name": "k",
                 "signature": "*fp32", "constexprs": None, "grid": "1",
                 "bazel_target": "//kernels:k"}),
     Case("kernel_import_misses_a_data_file", "kernel", "compile",
@@ -1369,6 +1384,13 @@ def _torch_work(launcher: str, call: str = "fp32(n)") -> dict:
 
 
 CAPTURE_CASES = [
+    Case("capture_launcher_helper_raises", "launcher", "capture",
+         "the launcher file imports a helper next to it that raises at import: the helper's "
+         "line, not the launcher's `import` line",
+         ("//pkg:scaled: attribute 'launcher': importing launcher_broken_helper failed",
+          "KeyError: 'large' (broken_helper.py:3, which launcher_broken_helper.py imports)"),
+         ("importing launcher_broken_helper failed",),
+         flags={"launcher_path": "{K}/launcher_broken_helper.py"}),
     Case("capture_host_sync", "launcher", "capture",
          "the launcher sizes its grid by `int(x.sum().item())`",
          ("//pkg:scaled: bad_launchers.py:23", "reads tensor values on the host"),
@@ -1593,6 +1615,34 @@ TUNE_BUNDLE_CASES = [
          ("--batch_count='many'",), ("give an integer",),
          extra=("--layers=64x64", "--batch_count=many")),
 ]
+
+# What the rule can tell wrong before it declares its actions (which kernel file, the targets'
+# spelling, algos listed twice): refused in an action, one line, no Starlark traceback.
+REFUSED_IN_ACTION = (
+    "rule_kernel_src_ambiguous", "rule_targets_not_a_target", "rule_targets_mixed_backends",
+    "rule_targets_duplicate_spelling", "rule_kernel_module_with_srcs",
+    "rule_kernel_module_not_dotted_name", "rule_no_kernel_source", "rule_targets_sm_spelling",
+    "rule_targets_duplicate", "rule_algos_duplicate", "rule_targets_rocm",
+    "rule_targets_dotted_sm", "rule_kernel_module_as_path",
+)
+
+RULE_CASES += [
+    Case("rule_targets_rocm", "rule attribute", "rule",
+         "`targets = [\"rocm:90\"]`: a backend that does not exist",
+         ("attribute 'targets': 'rocm:90' is not a target",), ('write "cuda:<sm>"', "hip:gfx"),
+         attrs='targets = ["rocm:90"]'),
+    Case("rule_targets_dotted_sm", "rule attribute", "rule",
+         "`targets = [\"cuda:9.0\"]`: the compute capability's spelling",
+         ("attribute 'targets': 'cuda:9.0' is not a target",), ('(e.g. "cuda:90")',),
+         attrs='targets = ["cuda:9.0"]'),
+    Case("rule_kernel_module_as_path", "rule attribute", "rule",
+         "`kernel_module` given as a file path",
+         ("attribute 'kernel_module': 'kernels/kernels.py' is not a dotted module name",),
+         ("write it as in an import statement",),
+         attrs='srcs = [], kernel_module = "kernels/kernels.py"'),
+]
+RULE_CASES = [dataclasses.replace(c, in_action=True) if c.id in REFUSED_IN_ACTION else c
+              for c in RULE_CASES]
 
 CASES = (COMPILE_CASES + LINK_CASES + RULE_CASES + RUNTIME_CASES + CAPTURE_CASES
          + AUTOTUNE_CASES + TORCH_CASES + BAZEL_TEST_CASES + C_ENTRY_CASES + TUNE_CASES

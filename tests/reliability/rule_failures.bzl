@@ -31,6 +31,40 @@ def _refused_at_build_test_impl(ctx):
             asserts.true(env, flag in first[0].argv, "{} lacks {} (argv: {})".format(first[0].mnemonic, flag, first[0].argv))
     return analysistest.end(env)
 
+def _refused_in_action_test_impl(ctx):
+    """Checks that the library's one Triton action is TritonRefuse, printing one line.
+
+    The line is `error: LABEL: attribute 'ATTR': ...`, with every fragment, no traceback.
+    """
+    env = analysistest.begin(ctx)
+    target = analysistest.target_under_test(env)
+    actions = analysistest.target_actions(env)
+    refuse = [a for a in actions if a.mnemonic == "TritonRefuse"]
+    asserts.equals(env, 1, len(refuse), "one TritonRefuse action")
+    others = [a.mnemonic for a in actions if a.mnemonic.startswith("Triton") and a.mnemonic != "TritonRefuse"]
+    asserts.equals(env, [], others, "a refused library declares no other Triton action")
+    texts = [a.content for a in actions if a.mnemonic == "FileWrite" and a.outputs.to_list()[0].basename == "refusal.txt"]
+    asserts.equals(env, 1, len(texts), "the refusal's message file")
+    if texts:
+        text = texts[0]
+        head = "error: //{}:{}: attribute '".format(target.label.package, target.label.name)
+        asserts.true(env, text.startswith(head), "{} does not start with {}".format(repr(text), repr(head)))
+        asserts.true(env, text.endswith("\n") and text.count("\n") == 1, "not one line: " + repr(text))
+        asserts.true(env, "Traceback" not in text, text)
+        for fragment in ctx.attr.expected:
+            asserts.true(env, fragment in text, "missing {} in {}".format(repr(fragment), repr(text)))
+
+    # every file the library gives its users is the refusal's one output (one failed input
+    # for whatever uses them, so Bazel shows the message once)
+    files = target.files.to_list() if texts else []
+    asserts.equals(env, [refuse[0].outputs.to_list()[0]] if refuse else [], files)
+    return analysistest.end(env)
+
+_refused_in_action_test = analysistest.make(
+    _refused_in_action_test_impl,
+    attrs = {"expected": attr.string_list(doc = "Fragments the refusal's line must contain.")},
+)
+
 _refused_at_build_test = analysistest.make(
     _refused_at_build_test_impl,
     attrs = {"flags": attr.string_list(doc = "Arguments the first Triton action must have.")},
@@ -91,7 +125,13 @@ def rule_failure_tests(name):
         attrs.update(case.attrs)
         subject = case.id + "_subject"
         triton_kernel_library(name = subject, tags = ["manual"], **attrs)
-        if case.at_build:
+        if case.in_action:
+            _refused_in_action_test(
+                name = case.id + "_test",
+                target_under_test = ":" + subject,
+                expected = case.expected,
+            )
+        elif case.at_build:
             _refused_at_build_test(
                 name = case.id + "_test",
                 target_under_test = ":" + subject,

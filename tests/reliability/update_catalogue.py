@@ -33,7 +33,7 @@ def _fragments(items) -> str:
 
 
 def _tool(case) -> str:
-    return "rule (build)" if case.at_build else case.tool
+    return "rule (build)" if case.at_build else "rule (action)" if case.in_action else case.tool
 
 
 def action_flags(case) -> list:
@@ -58,7 +58,9 @@ def render_markdown() -> str:
         "failure tests (`//tests/reliability:rule_failure_tests`), but those marked `rule (build)`:",
         "analysis passes them to the library's first action (its import check, or its one compile),",
         "whose compile tool refuses them (an analysis test checks the action's flags, catalogue_test",
-        "runs the tool with them and checks the message), runtime cases call a generated",
+        "runs the tool with them and checks the message), those marked `rule (action)` are refused",
+        "by the library's one TritonRefuse action, whose one line (no Starlark traceback, which a",
+        "fail() in analysis prints first) an analysis test checks, runtime cases call a generated",
         "library over the fake CUDA driver (`//tests/reliability:catalogue_test`: the C API returns",
         "the status named and launches nothing).",
         "",
@@ -107,6 +109,7 @@ def render_bzl() -> str:
             f"        attrs = dict({c.attrs}),",
             f"        expected = [{expected}],",
             f"        at_build = [{', '.join(_star(x) for x in action_flags(c))}],",
+            f"        in_action = {c.in_action},",
             "    ),",
         ]
     lines.append("]")

@@ -64,8 +64,13 @@ def load_launcher(module: str | None, path: str | None, name: str, roots: list[s
     except UserError:
         raise
     except Exception as e:
+        # the line that raised: the launcher file's, or that of a helper module next to it
+        # which the launcher imports (not the launcher's `import` line)
+        place = kernel_loader.raised_at(e, Path(path)) if path else ""
+        if isinstance(e, SyntaxError) and e.lineno:
+            place = f"{os.path.basename(e.filename or path or module)}:{e.lineno}"
         raise UserError(f"{what}: attribute 'launcher': importing {module} failed: "
-                        f"{type(e).__name__}: {e}") from None
+                        f"{type(e).__name__}: {e}" + (f" ({place})" if place else "")) from None
     fn = getattr(mod, name, None)
     if not callable(fn):
         raise UserError(f"{what}: attribute 'launcher': {module} defines no function {name!r}; "

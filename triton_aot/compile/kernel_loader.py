@@ -334,15 +334,30 @@ def _message(e: BaseException) -> str:
 
 
 def _describe(e: BaseException, path: Path) -> str:
-    """`Type: message` plus the innermost line of the kernel file involved, if any."""
+    """`Type: message` plus the line that raised: the kernel file's, or, when the innermost
+    line of the kernel's own folder is in a helper module the kernel file imports, that
+    helper's (an `import` in helpers.py:4 that fails is helpers.py's line, not the line of the
+    kernel file that imports helpers)."""
     text = f"{type(e).__name__}: {e}"
     if isinstance(e, SyntaxError) and e.lineno:
         return f"{type(e).__name__}: {e.msg} ({Path(e.filename or path).name}:{e.lineno})"
-    frames = [f for f in traceback.extract_tb(e.__traceback__)
-              if os.path.basename(f.filename) == path.name]
-    if frames:
-        text += f" ({path.name}:{frames[-1].lineno})"
-    return text
+    place = raised_at(e, path)
+    return f"{text} ({place})" if place else text
+
+
+def raised_at(e: BaseException, path: Path) -> str:
+    """Where in the kernel file's folder `e` was raised: `k.py:4`, or `helpers.py:4, which
+    k.py imports` when the innermost such line is in another file of that folder; "" when no
+    line of that folder is in the traceback."""
+    kernel = os.path.abspath(path)
+    folder = os.path.dirname(kernel)
+    for frame in reversed(traceback.extract_tb(e.__traceback__)):
+        file = os.path.abspath(frame.filename)
+        if file == kernel:
+            return f"{path.name}:{frame.lineno}"
+        if os.path.dirname(file) == folder and file.endswith(".py"):
+            return f"{os.path.basename(file)}:{frame.lineno}, which {path.name} imports"
+    return ""
 
 
 def _jit_types() -> tuple[type, type]:

@@ -7,10 +7,11 @@ load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
 load("@rules_cc//cc:find_cc_toolchain.bzl", "use_cc_toolchain")
 load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 load("@rules_python//python:defs.bzl", "PyInfo")
-load("//rules/private:kernel_source.bzl", "kernel_source")
+load("//rules/private:kernel_source.bzl", "kernel_file_error", "kernel_source")
 load("//rules/private:providers.bzl", "TritonKernelInfo")
+load("//rules/private:refusal.bzl", "refusal", "refused_library")
 load("//rules/private:toolchain_type.bzl", "find_triton_exec_toolchain", "triton_exec_groups")
-load("//rules/private:validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_signature", "check_specialization_algos", "check_specializations", "check_targets", "ptx_fallback_arch")
+load("//rules/private:validate.bzl", "check_algos", "check_c_name", "check_launch_args", "check_signature", "check_specialization_algos", "check_specializations", "check_targets", "ptx_fallback_arch", "targets_error")
 load("//rules/private/actions:c_library.bzl", "compile_c_library")
 load("//rules/private/actions:compile.bzl", "IR_GROUP_NAMES", "compile_variant")
 load("//rules/private/actions:kernel_import.bzl", "check_kernel_import")
@@ -59,13 +60,25 @@ def _tuning(ctx, backend, num_algos, c_name):
         place = ctx.file.tuning.short_path if ctx.file.tuning else (ctx.label.package + "/" if ctx.label.package else "") + c_name + ".tuning.json",
     )
 
+def _refused(ctx, attr, message):
+    return refused_library(ctx, refusal(ctx, attr, message), {"TritonKernelInfo": TritonKernelInfo})
+
 def _triton_kernel_library_impl(ctx):
     label = ctx.label
+    targets, targets_attr = _targets(ctx)
+
+    # Which kernel file and which targets: refused in an action (one line, no Starlark
+    # traceback) when wrong, before anything that needs them is declared.
+    source_error = kernel_file_error(ctx, "'{}'".format(ctx.attr.kernel))
+    if source_error:
+        return _refused(ctx, source_error.attr, source_error.message)
+    spelling = targets_error(targets)
+    if spelling:
+        return _refused(ctx, targets_attr, spelling)
     toolchain = find_triton_exec_toolchain(ctx)
     c_name = check_c_name(label, "c_name", ctx.attr.c_name or ctx.label.name)
     check_c_name(label, "kernel", ctx.attr.kernel)
     check_signature(label, ctx.attr.signature)
-    targets, targets_attr = _targets(ctx)
 
     # Only the spelling of each target (its backend and arch name) here: what the targets table
     # says of them (which triton compiles which arch, which have TMA for the signature's tensor
@@ -73,13 +86,16 @@ def _triton_kernel_library_impl(ctx):
     targets = check_targets(label, targets_attr, targets)
     specializations = check_specializations(label, ctx.attr.specializations)
     launch_args = check_launch_args(label, ctx.attr.launch_args)
+    duplicates = []
     algos = check_algos(label, ctx.attr.algos, {
         "num_warps": ctx.attr.num_warps,
         "num_stages": ctx.attr.num_stages,
         "grid": ctx.attr.grid,
         "targets": targets,
         "signature": ctx.attr.signature,
-    })
+    }, duplicates)
+    if duplicates:
+        return _refused(ctx, "algos", duplicates[0])
 
     spec_algos = {}
     if ctx.attr._specialization_algos[BuildSettingInfo].value:
