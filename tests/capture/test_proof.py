@@ -36,7 +36,7 @@ def prove_record(name, calls, sizes, record, decl):
         except UserError:
             return None
     with build_driver.answering_for("cuda", 90, 32), build_torch_cuda.answering_for("cuda", 90, 32):
-        return proof.prove(calls, sizes, record, decl, "//t:x", static, {})
+        return proof.prove([(c, sizes) for c in calls], record, decl, "//t:x", static, {})
 
 
 def test_size_points_cover_one_zero_and_the_edges():

@@ -527,32 +527,9 @@ def render(name: str, label: str, e: _Entry, templates: Templates | None = None)
         code, bits = DL_DTYPES[t.element]
         w(f"  trt_r = trt_entry_output({t.c_name}, {code}, {bits}, &trt_device, &{t.var});")
         w("  if (trt_r != CUDA_SUCCESS) return trt_r;")
-    if e.scratch:
-        # A workspace of 0 bytes (every intermediate empty) may be NULL, 0 as the header says:
-        # nothing is carved from it, and the empty intermediates' address is never read.
-        w("  if (trt_need > workspace_bytes || (trt_need != 0 && (workspace == NULL ||")
-        w(f"      (uintptr_t)workspace % {WORKSPACE_ALIGN} != 0))) return CUDA_ERROR_INVALID_VALUE;")
-        for t in e.scratch:
-            w(f"  {t.var}.ptr = (CUdeviceptr)(uintptr_t)workspace + trt_off_{t.var};")
-    else:
-        w("  (void)workspace;")
-        w("  (void)workspace_bytes;")
+    body += _carve_lines(e)
     body += e.hints
-    for t, _, _ in e.fills:
-        if t.role == "output":  # the memset's unit divides the element (the workspace's: 256)
-            w(f"  if ({t.var}.ptr % {_elem_size(t.element)} != 0) return CUDA_ERROR_INVALID_VALUE;")
-    if e.fills:
-        # After every check, before any launch: a refused call writes nothing; the launches
-        # that follow on the same stream see the constants, as the torch op's fill_ before them.
-        w("  /* Every check passed: the tensors the launcher fills with a constant (torch.zeros,")
-        w("   * torch.full), memset on the caller's stream before the first launch. */")
-        w("  {")
-        w("    const trt_driver *trt_drv = NULL;")
-        for t, text, p32 in e.fills:
-            w(f"    trt_r = trt_entry_fill(&trt_drv, stream, {t.var}.ptr, {t.var}.bytes, 0x{p32:08x}u);"
-              f"  /* {comment(t.name)} = {comment(text.strip())} ({t.element}) */")
-            w("    if (trt_r != CUDA_SUCCESS) return trt_r;")
-        w("  }")
+    body += _fill_lines(e)
     w("  /* Nothing was launched so far: every launch, in order, on the caller's stream. */")
     body += e.launches
     w("  return CUDA_SUCCESS;")
@@ -580,6 +557,40 @@ def render(name: str, label: str, e: _Entry, templates: Templates | None = None)
         doc=CCode("\n".join(" * " + comment(line) for line in _doc(e))),
         params=CCode(run_params), size_params=CCode(size_params))
     return source, header
+
+
+def _carve_lines(e: _Entry) -> list[str]:
+    """The intermediates carved from the caller's workspace, once it is checked."""
+    if not e.scratch:
+        return ["  (void)workspace;", "  (void)workspace_bytes;"]
+    # A workspace of 0 bytes (every intermediate empty) may be NULL, 0 as the header says:
+    # nothing is carved from it, and the empty intermediates' address is never read.
+    out = ["  if (trt_need > workspace_bytes || (trt_need != 0 && (workspace == NULL ||",
+           f"      (uintptr_t)workspace % {WORKSPACE_ALIGN} != 0))) return CUDA_ERROR_INVALID_VALUE;"]
+    return out + [f"  {t.var}.ptr = (CUdeviceptr)(uintptr_t)workspace + trt_off_{t.var};"
+                  for t in e.scratch]
+
+
+def _fill_lines(e: _Entry) -> list[str]:
+    """The memsets of the tensors the launcher fills with a constant, and their checks."""
+    out = []
+    for t, _, _ in e.fills:
+        if t.role == "output":  # the memset's unit divides the element (the workspace's: 256)
+            out.append(f"  if ({t.var}.ptr % {_elem_size(t.element)} != 0) "
+                       "return CUDA_ERROR_INVALID_VALUE;")
+    if not e.fills:
+        return out
+    # After every check, before any launch: a refused call writes nothing; the launches that
+    # follow on the same stream see the constants, as the torch op's fill_ before them.
+    out += ["  /* Every check passed: the tensors the launcher fills with a constant (torch.zeros,",
+            "   * torch.full), memset on the caller's stream before the first launch. */",
+            "  {", "    const trt_driver *trt_drv = NULL;"]
+    for t, text, p32 in e.fills:
+        out.append(f"    trt_r = trt_entry_fill(&trt_drv, stream, {t.var}.ptr, {t.var}.bytes, "
+                   f"0x{p32:08x}u);  /* {comment(t.name)} = {comment(text.strip())} "
+                   f"({t.element}) */")
+        out.append("    if (trt_r != CUDA_SUCCESS) return trt_r;")
+    return out + ["  }"]
 
 
 def _elem_size(element: str) -> int:

@@ -324,22 +324,20 @@ def check_call(record: OpRecord, decl: Any, call: CallCapture) -> str:
     return diff or "same"
 
 
-def prove(call_texts: list[str], shared: dict[str, int], record: OpRecord, decl: Any,
+def prove(examples: list[tuple[str, dict[str, int]]], record: OpRecord, decl: Any,
           what: str, capture_static: Any, names: dict[str, str]) -> Proof:
     """Checks `record` against the launcher at every size point of every example call;
     ProofFailed naming the launcher's line and the sizes at the first difference.
 
     `capture_static(text)` runs the launcher on the static call `text` and returns its
-    CallCapture, or None when the launcher itself fails there."""
-    from triton_aot.capture.tool import split_sizes
+    CallCapture, or None when the launcher itself fails there. `examples`: each example call
+    (without its own "[n=8]" sizes) and the example values of its dynamic sizes."""
     proof = Proof()
-    for text in call_texts:
-        own, body = split_sizes(text, what)
-        examples = {n: v for n, v in (shared | own).items()
-                    if re.search(rf"\b{re.escape(n)}\b", body)}
+    for body, values in examples:
+        used = {n: v for n, v in values.items() if re.search(rf"\b{re.escape(n)}\b", body)}
         guards = [g for l in record.launches for g in l.checks + tuple(c for c, _ in
                                                                         l.algo_choice)]
-        for k, point in enumerate(size_points(examples, guards)):
+        for k, point in enumerate(size_points(used, guards)):
             static = static_text(body, point)
             call = capture_static(static)
             if call is None:

@@ -118,11 +118,12 @@ def capture_launcher(fn, call_texts: list[str], shared: dict[str, int], name: st
     if not call_texts:
         raise UserError(f"{what}: attribute 'calls': no example call; give at least one")
     _check_sizes_used(shared, call_texts, what)
-    calls = []
+    calls, examples = [], []
     for text in call_texts:
         own, text = split_sizes(text, what)
         inputs = FakeInputs(shared | own, what)  # fresh symbols and guards per call
         calls.append(tracer.capture_call(fn, inputs, inputs.parse(text, what), what))
+        examples.append((text, shared | own))
     decl = declaration.declare(calls, name, what, srcs)
     # a launcher that computes with torch: a composite of its torch calls and its launches
     declare_op = composite.declare_op if any(c.graph for c in calls) else op.declare_op
@@ -136,7 +137,7 @@ def capture_launcher(fn, call_texts: list[str], shared: dict[str, int], name: st
         except UserError:
             return None
 
-    proof.prove(call_texts, shared, record, decl, what, capture_static, op.renames(calls))
+    proof.prove(examples, record, decl, what, capture_static, op.renames(calls))
     return calls, decl, record
 
 
