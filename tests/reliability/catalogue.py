@@ -1419,7 +1419,7 @@ CAPTURE_CASES = [
          flags={"launcher": "global_tensor"}),
     Case("capture_dynamic_constexpr", "launcher", "capture",
          "a constexpr (BLOCK) from a size declared dynamic",
-         ("//pkg:scaled: bad_launchers.py:52", "constexpr BLOCK of scale_kernel depends on the dynamic size(s) n"),
+         ("//pkg:scaled: bad_launchers.py:52", "constexpr BLOCK of scale_kernel depends on the dynamic size n;"),
          ("make those sizes static (leave them out of `sizes`)",),
          flags={"launcher": "dynamic_constexpr"}),
     Case("capture_unknown_launcher", "launcher", "capture",

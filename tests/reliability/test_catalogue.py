@@ -170,7 +170,7 @@ def torch_argv(case, dirs: dict, verbose: bool = False) -> list:
     plan = dirs["TMP"] / "plan.json"
     plan.write_text(json.dumps({
         "namespace": "ns", "label": "//pkg:ops", "so_name": "libops.so",
-        "ops": [{"name": "o", "spec": json.loads(case.flags["spec"]),
+        "ops": [{"name": "o", "spec": dict(json.loads(case.flags["spec"]), lib="//k:k"),
                  "lib": {"description": str(lib), "include": "k.h"}}]}))
     return [f"--plan={plan}", f"--out_cc={dirs['OUT']}/ops.cc",
             f"--out_py={dirs['OUT']}/ops.py"] + (["--verbose"] if verbose else [])

@@ -239,7 +239,7 @@ def render(sig: B.BoundSignature, grid: G.Grid, symbol: str, launch_args=()) -> 
     tool would reject it in codegen, which it reports as a UserError)."""
     args = types.SimpleNamespace(symbol=symbol, algo_index=0, specialization_index=None,
                                  num_stages=3, launch_cooperative_grid=False, launch_pdl=False,
-                                 embed_ptx=False, export_symbols=False, outputs={})
+                                 enable_fp_fusion=True, embed_ptx=False, export_symbols=False, outputs={})
     compiled = types.SimpleNamespace(entry_name="fuzz_kernel", cubin=FAKE_CUBIN, num_warps=4,
                                      num_ctas=1, shared=0, global_scratch_size=0,
                                      global_scratch_align=1, profile_scratch_size=0,
