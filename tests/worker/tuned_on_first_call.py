@@ -18,8 +18,11 @@ def double_kernel(X, Y, n, BLOCK: tl.constexpr):
 
 def double(x):
     global _calls
-    _calls += 1
-    block = 128 if _calls == 1 else 256
+    # counts the example calls a capture makes (sizes symbolic), not the capture's own checks
+    # of the op at static sizes, which must see the same choice as the example
+    if isinstance(x.shape[0], torch.SymInt):
+        _calls += 1
+    block = 128 if _calls <= 1 else 256
     y = torch.empty_like(x)
     n = x.numel()
     double_kernel[(triton.cdiv(n, block),)](x, y, n, BLOCK=block)
