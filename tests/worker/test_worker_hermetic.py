@@ -203,3 +203,41 @@ def test_a_capture_sees_only_its_declared_inputs(tmp_path):
     assert b'"BLOCK": 128' in sandboxed[outputs[1]], sandboxed[outputs[1]].decode()
     assert capture.written(execroot) == sandboxed, \
         "the worker captured with the undeclared module's BLOCK"
+
+
+def test_a_child_tree_follows_each_request(tmp_path):
+    """A keyed child keeps its tree between requests: each request sees its own inputs and
+    output folders only, not what an earlier request declared or wrote."""
+    from triton_aot.compile.worker import _PrivateTree
+
+    execroot = tmp_path / "execroot" / "_main"
+    for rel in ["pkg/kernel.py", "pkg/mod.py", "other/data.txt"]:
+        (execroot / rel).parent.mkdir(parents=True, exist_ok=True)
+        (execroot / rel).write_text(rel)
+    (execroot / "bazel-out" / "a").mkdir(parents=True)
+    (execroot / "bazel-out" / "b").mkdir(parents=True)
+    tree = _PrivateTree(str(tmp_path / "scratch"), str(execroot))
+    seen = []
+
+    def handle(out):
+        def run(_):
+            seen.append(sorted(str(p.relative_to(Path.cwd())) for p in Path.cwd().rglob("*")))
+            assert sys.path[0] == tree.root or not sys.path[0].startswith(str(execroot))
+            Path(out).write_text("written")
+            Path("stray.txt").write_text("a file the request wrote, not an output")
+            return 0
+        return run
+
+    assert tree.run(handle("bazel-out/a/x.json"), [], ["pkg/kernel.py", "pkg/mod.py"],
+                    ["bazel-out/a/x.json"]) == (0, "")
+    assert tree.run(handle("bazel-out/b/y.json"), [], ["pkg/kernel.py", "other/data.txt"],
+                    ["bazel-out/b/y.json"]) == (0, "")
+    assert seen == [["bazel-out", "bazel-out/a", "pkg", "pkg/kernel.py", "pkg/mod.py"],
+                    ["bazel-out", "bazel-out/b", "other", "other/data.txt", "pkg",
+                     "pkg/kernel.py"]]
+    assert (execroot / "bazel-out/a/x.json").read_text() == "written"
+    assert (execroot / "bazel-out/b/y.json").read_text() == "written"
+    assert not (execroot / "stray.txt").exists()
+    # nothing left behind but the last request's (empty) output folder, for the next one
+    assert sorted(str(p.relative_to(tree.root)) for p in Path(tree.root).rglob("*")) == \
+        ["bazel-out", "bazel-out/b", "other", "other/data.txt", "pkg", "pkg/kernel.py"]

@@ -21,6 +21,15 @@ exited worker). A child that has grown by CHILD_GROWTH_LIMIT_MIB exits, taking w
 with it, and at most MAX_CHILDREN keyed children live at once (the least recently used one
 retires), so the worker's memory is bounded by the parent's (flat) plus that many children.
 
+- A request sees exactly its declared inputs, as a sandboxed one-shot action does: Bazel starts
+  the worker in the execroot, where every file of the repository lies, so a kernel's import
+  could find a module that no target declares and build what a sandboxed or remote action
+  refuses (or builds differently). A request that lists its `inputs` (Bazel's do) and has no
+  `sandboxDir` runs in a private tree of symlinks to exactly those files, which the working
+  directory and every sys.path entry inside the execroot point into; the tool's outputs
+  (`output_flags`) are moved from there to their execroot paths (_PrivateTree). A keyed child
+  keeps its tree (under the worker's TMPDIR) for its life; the parent removes it once the child
+  has exited.
 - Requests are parsed as a stream of JSON objects, with or without newlines between them
   (older Bazel versions write no separator).
 - Only WorkResponses may reach stdout: the real stdout is kept on a private descriptor and
@@ -50,7 +59,6 @@ from __future__ import annotations
 import codecs
 import ctypes
 import gc
-import importlib
 import json
 import os
 import shutil
@@ -197,6 +205,10 @@ class _PrivateTree:
         self.root = os.path.join(scratch, "execroot", os.path.basename(execroot) or "_main")
         os.makedirs(self.root, exist_ok=True)
         self.linked: set = set()
+        # the current request's output folders (with theirs above them): kept between requests,
+        # as the next request of a child most often writes to the same ones
+        self.output_dirs: set = set()
+        self.folders: set = set()  # the folders in the tree, as the last clean found them
 
     def path(self, relative: str) -> str:
         return os.path.join(self.root, relative)
@@ -212,7 +224,12 @@ class _PrivateTree:
                 pass
         for new in sorted(wanted - self.linked):
             link = self.path(new)
-            os.makedirs(os.path.dirname(link), exist_ok=True)
+            folder = os.path.dirname(new)
+            if folder and folder not in self.folders:
+                os.makedirs(self.path(folder), exist_ok=True)
+                while folder and folder not in self.folders:
+                    self.folders.add(folder)
+                    folder = os.path.dirname(folder)
             try:
                 os.symlink(os.path.join(self.execroot, new), link)
             except FileExistsError:  # a file the last request left behind (see clean)
@@ -231,9 +248,20 @@ class _PrivateTree:
         return entry
 
     def prepare_outputs(self, outputs: Sequence[str]) -> None:
-        """Output folders exist before an action runs (Bazel makes them, in a sandbox too)."""
+        """Output folders exist before an action runs (Bazel makes them, in a sandbox too), and
+        no other folder that no input needs (an earlier request's outputs')."""
+        wanted = set()
         for out in outputs:
-            os.makedirs(os.path.dirname(self.path(out)) or self.root, exist_ok=True)
+            folder = os.path.dirname(out)
+            while folder and folder not in wanted:
+                wanted.add(folder)
+                folder = os.path.dirname(folder)
+        if wanted != self.output_dirs:
+            self.output_dirs = wanted
+            self.clean()
+        for folder in sorted(wanted - self.folders):
+            os.makedirs(self.path(folder), exist_ok=True)
+            self.folders.add(folder)
 
     def collect_outputs(self, outputs: Sequence[str]) -> None:
         """Moves the outputs the request wrote to their execroot paths, then removes whatever
@@ -242,26 +270,51 @@ class _PrivateTree:
             for out in outputs:
                 written = self.path(out)
                 if os.path.isfile(written) and not os.path.islink(written):
+                    destination = os.path.join(self.execroot, out)
+                    os.makedirs(os.path.dirname(destination), exist_ok=True)
                     # os.rename where the tree shares the execroot's file system, else a copy
-                    shutil.move(written, os.path.join(self.execroot, out))
+                    shutil.move(written, destination)
         finally:
             self.clean()
 
+    @staticmethod
+    def _collected(code: int, output: str, collect: Callable[[], None]) -> tuple:
+        try:
+            collect()
+        except OSError as e:
+            return 1, output + (
+                "error: internal error in the triton_aot persistent worker, not in the kernel or "
+                f"its deps: an output could not be moved to the execroot: {e}; build again, or "
+                "with --@rules_triton//:persistent_worker=false\n")
+        return code, output
+
     def clean(self) -> None:
-        """Removes every file and empty folder that is not a declared input (or above one)."""
-        for folder, dirs, files in os.walk(self.root, topdown=False):
-            for name in files + dirs:
-                entry = os.path.join(folder, name)
-                if os.path.islink(entry):
-                    if os.path.relpath(entry, self.root) not in self.linked:
-                        os.unlink(entry)
-                elif name in files:
-                    os.unlink(entry)
+        """Removes every file and folder that is neither a declared input nor above one (nor
+        the current request's output folder)."""
+        self.folders = set()
+        self._clean(self.root, "")
+
+    def _clean(self, folder: str, relative: str) -> bool:
+        """Whether `folder` is empty once cleaned (folders above an input never are). One
+        scandir per folder, no stat per entry: it runs after every request."""
+        empty = True
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                path = relative + entry.name
+                if entry.is_symlink():
+                    if path in self.linked:
+                        empty = False
+                    else:
+                        os.unlink(entry.path)
+                elif entry.is_dir():
+                    if self._clean(entry.path, path + os.sep) and path not in self.output_dirs:
+                        os.rmdir(entry.path)
+                    else:
+                        self.folders.add(path)
+                        empty = False
                 else:
-                    try:
-                        os.rmdir(entry)  # only an empty one
-                    except OSError:
-                        pass
+                    os.unlink(entry.path)
+        return empty
 
     @staticmethod
     def _remove(path: str) -> None:
@@ -278,13 +331,13 @@ class _PrivateTree:
         self.update(inputs)
         self.prepare_outputs(outputs)
         saved_path = list(sys.path)
+        # (new entries get finders of their own: no cache to invalidate)
         sys.path[:] = [self.map(p) for p in sys.path]
-        importlib.invalidate_caches()
         try:
-            return run_captured(handle, arguments, self.root)
+            code, output = run_captured(handle, arguments, self.root)
         finally:
             sys.path[:] = saved_path
-            self.collect_outputs(outputs)
+        return self._collected(code, output, lambda: self.collect_outputs(outputs))
 
     def run_one_shot(self, command: Sequence[str], inputs: Sequence[str],
                      outputs: Sequence[str]) -> tuple:
@@ -296,12 +349,10 @@ class _PrivateTree:
         if env.get("PYTHONPATH"):  # relative entries resolve in the tree, its working directory
             env["PYTHONPATH"] = os.pathsep.join(self.map(p)
                                                 for p in env["PYTHONPATH"].split(os.pathsep))
-        try:
-            proc = subprocess.run(list(command), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, cwd=self.root, env=env)
-        finally:
-            self.collect_outputs(outputs)
-        return proc.returncode, proc.stdout.decode("utf-8", errors="replace")
+        proc = subprocess.run(list(command), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, cwd=self.root, env=env)
+        return self._collected(proc.returncode, proc.stdout.decode("utf-8", errors="replace"),
+                               lambda: self.collect_outputs(outputs))
 
 
 # --------------------------------------------------------------------------- process control
