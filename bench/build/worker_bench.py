@@ -322,7 +322,10 @@ def markdown(res: dict) -> str:
         "RULES_TRITON_WORKER_ONE_SHOT=1, every request compiles in the worker process itself, "
         "as the worker did before (fewer requests: its growth per compile is steady). RSS of the "
         "children counts the pages they share with the worker once more, so the sum overstates "
-        "the memory in use.",
+        "the memory in use: since the worker process imports torch once for its children (about "
+        "250 MiB of it resident), every live child (up to 3 keyed ones and a spare) counts "
+        "those shared pages again, so the sum's growth says how many children are alive more "
+        "than what they leak; a measure of proportional memory (Pss) would not count them.",
         "",
         "## Per-specialization cost against the in-process floor",
         "",
@@ -365,7 +368,10 @@ def markdown(res: dict) -> str:
         "Per specialization, declared / without: min "
         f"{min(p['per_spec_ratio_declared_to_zygote'].values()):.2f}x, median "
         f"{statistics.median(p['per_spec_ratio_declared_to_zygote'].values()):.2f}x, max "
-        f"{max(p['per_spec_ratio_declared_to_zygote'].values()):.2f}x.",
+        f"{max(p['per_spec_ratio_declared_to_zygote'].values()):.2f}x. Bazel's own worker "
+        "sandboxing (`--worker_sandboxing`) would also hide undeclared files, but only a "
+        "command-line flag turns it on, not an action; Bazel builds with it and with the tree: "
+        "[worker_sandboxing.md](worker_sandboxing.md).",
         "",
     ]
     return "\n".join(lines)
