@@ -19,7 +19,13 @@ the rootfs, like the build benchmark's floor). It talks to `python -m triton_aot
   --rounds times, interleaved: triton.compile in this warm process (the floor, fresh Triton
   cache per compile, as bench/build/floor.py), then the same specialization as a request to
   the zygote worker and to the one-shot baseline (request sent to response read). Ratio: the
-  mean over specializations of the median times, worker / floor. Target: <= 1.25x. Bazel's own
+  mean over specializations of the median times, worker / floor. Target: <= 1.25x. The
+  requests are shaped as Bazel's: the workers run in an execroot (a scratch folder holding the
+  tool and the kernel file, PYTHONPATH=".") with execroot-relative paths; one more zygote
+  worker gets each request with its declared `inputs` (the tool's files, the templates and the
+  kernel file, as Bazel lists them), so it compiles in a private tree of those files (worker.py,
+  _PrivateTree): the cost of that against the same worker's requests without inputs. Target:
+  <= 1.10x. Bazel's own
   per-action cost (sandbox set-up, execution log) is not in this figure; the build benchmark's
   serial build (tools/run_build_bench) measures the action's totalTime.
 
@@ -76,22 +82,28 @@ def rss_kib(pid: int) -> int:
 
 
 class Worker:
-    def __init__(self, repo: Path, in_process: bool):
+    def __init__(self, repo: Path, in_process: bool, execroot: Path | None = None,
+                 inputs: list | None = None):
+        """`execroot`: where it runs (PYTHONPATH=".", as the rules set it), else in `repo`;
+        `inputs`: the WorkRequest inputs every request declares (None: none listed)."""
         env = {k: v for k, v in os.environ.items() if k != "RULES_TRITON_WORKER_ONE_SHOT"}
-        env["PYTHONPATH"] = str(repo)
+        env["PYTHONPATH"] = "." if execroot else str(repo)
         if in_process:
             env["RULES_TRITON_WORKER_ONE_SHOT"] = "1"
         self.proc = subprocess.Popen([sys.executable, "-m", "triton_aot.compile.compile", "--persistent_worker"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=env, cwd=repo)
+                                     stderr=subprocess.PIPE, env=env, cwd=execroot or repo)
         self.stderr: list[bytes] = []
         threading.Thread(target=lambda: self.stderr.extend(self.proc.stderr), daemon=True).start()
         self.next_id = 1
+        self.inputs = inputs
 
     def request(self, arguments: list[str]) -> float:
         start = time.perf_counter()
-        self.proc.stdin.write((json.dumps({"arguments": arguments, "requestId": self.next_id})
-                               + "\n").encode())
+        request = {"arguments": arguments, "requestId": self.next_id}
+        if self.inputs is not None:
+            request["inputs"] = self.inputs
+        self.proc.stdin.write((json.dumps(request) + "\n").encode())
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         elapsed = time.perf_counter() - start
@@ -206,6 +218,23 @@ def matmul_request(kernel: Path, out: Path, algo, spec, target, symbol) -> list[
             f"--out_ptx={out}/{symbol}.ptx"]
 
 
+def bench_execroot(repo: Path, scratch: Path) -> tuple[Path, list]:
+    """An execroot as Bazel lays it out (the tool, its templates and the kernel file, by
+    symlink) and the inputs a TritonCompile request lists: every file of those, with digests."""
+    import hashlib
+    execroot = scratch / "execroot" / "_main"
+    files = sorted(str(p.relative_to(repo)) for p in (repo / "triton_aot").rglob("*.py"))
+    files += sorted(str(p.relative_to(repo)) for p in (repo / "templates").glob("*.tmpl"))
+    files.append("examples/kernels/matmul.py")
+    for rel in files:
+        (execroot / rel).parent.mkdir(parents=True, exist_ok=True)
+        (execroot / rel).symlink_to(repo / rel)
+    (execroot / "bazel-out" / "bench").mkdir(parents=True)
+    inputs = [{"path": rel, "digest": hashlib.sha256((repo / rel).read_bytes()).hexdigest()}
+              for rel in files]
+    return execroot, inputs
+
+
 def per_spec_run(repo: Path, scratch: Path, rounds: int) -> dict:
     import importlib.util
     kernel = repo / "examples" / "kernels" / "matmul.py"
@@ -213,32 +242,43 @@ def per_spec_run(repo: Path, scratch: Path, rounds: int) -> dict:
     module = importlib.util.module_from_spec(spec_obj)
     spec_obj.loader.exec_module(module)
     cases = [(a, s, t) for a in MATMUL_ALGOS for s in MATMUL_SPECS for t in TARGETS]
-    zygote, inproc = Worker(repo, False), Worker(repo, True)
-    times = {"floor": {}, "zygote": {}, "in_process": {}}
+    execroot, inputs = bench_execroot(repo, scratch)
+    # execroot-relative, as Bazel's requests
+    kernel, out = Path("examples/kernels/matmul.py"), Path("bazel-out/bench")
+    zygote, inproc = Worker(repo, False, execroot), Worker(repo, True, execroot)
+    declared = Worker(repo, False, execroot, inputs)
+    times = {"floor": {}, "zygote": {}, "zygote_declared": {}, "in_process": {}}
     try:
         # untimed warm-ups: the floor's first compile, each worker's first request
         floor_compile(module.matmul_kernel, MATMUL_TYPES, {}, dict(zip(
             ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"), MATMUL_ALGOS[0][:4])), 4, 3, "cuda:80")
-        for w in (zygote, inproc):
-            w.request(matmul_request(kernel, scratch, MATMUL_ALGOS[0], {}, "cuda:80", "warm"))
+        for w in (zygote, declared, inproc):
+            w.request(matmul_request(kernel, out, MATMUL_ALGOS[0], {}, "cuda:80", "warm"))
         for r in range(rounds):
             for i, (algo, spec, target) in enumerate(cases):
                 key = f"a{MATMUL_ALGOS.index(algo)}_s{MATMUL_SPECS.index(spec)}_{target[5:]}"
                 constexprs = dict(zip(("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"), algo[:4]))
                 runs = [("floor", lambda: floor_compile(module.matmul_kernel, MATMUL_TYPES, spec,
                                                         constexprs, algo[4], algo[5], target)),
-                        ("zygote", lambda: zygote.request(matmul_request(kernel, scratch, algo, spec, target, key))),
-                        ("in_process", lambda: inproc.request(matmul_request(kernel, scratch, algo, spec, target, key)))]
-                shift = (i + r) % 3  # rotate the order so no side always runs first
+                        ("zygote", lambda: zygote.request(matmul_request(kernel, out, algo, spec, target, key))),
+                        ("zygote_declared", lambda: declared.request(matmul_request(kernel, out, algo, spec, target, key))),
+                        ("in_process", lambda: inproc.request(matmul_request(kernel, out, algo, spec, target, key)))]
+                shift = (i + r) % len(runs)  # rotate the order so no side always runs first
                 for name, run in runs[shift:] + runs[:shift]:
                     times[name].setdefault(key, []).append(run())
     finally:
         zygote.close()
+        declared.close()
         inproc.close()
     medians = {name: {k: statistics.median(v) for k, v in d.items()} for name, d in times.items()}
     mean = {name: sum(d.values()) / len(d) for name, d in medians.items()}
     return {"specializations": len(cases), "rounds": rounds, "mean_per_spec_s": mean,
+            "inputs": [i["path"] for i in inputs],
             "ratio_zygote": mean["zygote"] / mean["floor"],
+            "ratio_zygote_declared": mean["zygote_declared"] / mean["floor"],
+            "ratio_declared_to_zygote": mean["zygote_declared"] / mean["zygote"],
+            "per_spec_ratio_declared_to_zygote": {
+                k: medians["zygote_declared"][k] / medians["zygote"][k] for k in medians["zygote"]},
             "ratio_in_process": mean["in_process"] / mean["floor"],
             "per_spec_ratio_zygote": {k: medians["zygote"][k] / medians["floor"][k] for k in medians["floor"]},
             "times_s": times}
@@ -282,7 +322,10 @@ def markdown(res: dict) -> str:
         "RULES_TRITON_WORKER_ONE_SHOT=1, every request compiles in the worker process itself, "
         "as the worker did before (fewer requests: its growth per compile is steady). RSS of the "
         "children counts the pages they share with the worker once more, so the sum overstates "
-        "the memory in use.",
+        "the memory in use: since the worker process imports torch once for its children (about "
+        "250 MiB of it resident), every live child (up to 3 keyed ones and a spare) counts "
+        "those shared pages again, so the sum's growth says how many children are alive more "
+        "than what they leak; a measure of proportional memory (Pss) would not count them.",
         "",
         "## Per-specialization cost against the in-process floor",
         "",
@@ -296,6 +339,7 @@ def markdown(res: dict) -> str:
         "|---|---|---|",
         f"| floor: `triton.compile` in a warm process | {p['mean_per_spec_s']['floor']:.3f} | 1.00x |",
         f"| zygote worker request | {p['mean_per_spec_s']['zygote']:.3f} | **{p['ratio_zygote']:.2f}x** |",
+        f"| zygote worker request with its declared inputs (private tree) | {p['mean_per_spec_s']['zygote_declared']:.3f} | **{p['ratio_zygote_declared']:.2f}x** |",
         f"| in-process worker request (before) | {p['mean_per_spec_s']['in_process']:.3f} | {p['ratio_in_process']:.2f}x |",
         "",
         "Per specialization, zygote / floor: min "
@@ -304,6 +348,30 @@ def markdown(res: dict) -> str:
         f"{max(p['per_spec_ratio_zygote'].values()):.2f}x. A request's time includes the "
         "compile tool's own work (kernel import, hermetic environment, IR outputs) and the "
         "protocol; Bazel's per-action cost is not in it (see build.md for Bazel actions).",
+        "",
+        "## Declared inputs only: the private tree's cost",
+        "",
+        "The workers run in an execroot as Bazel's do (the tool, its templates and the kernel "
+        "file; PYTHONPATH=\".\"; execroot-relative paths). A request that lists its `inputs`, as "
+        "Bazel's do, runs in a private tree of symlinks to exactly those files (the working "
+        "directory and the sys.path entries inside the execroot point there, outputs are moved "
+        "to the execroot), so a kernel's import finds no module that no target declares, as in "
+        "Bazel's sandbox. `zygote` above gets the same requests without `inputs` (the worker "
+        f"before: it compiles in the execroot). {len(p.get('inputs', [])) or 'The'} declared "
+        "inputs per request. Target: <= 1.10x.",
+        "",
+        "| | s per specialization | ratio |",
+        "|---|---|---|",
+        f"| zygote worker, requests without inputs (before) | {p['mean_per_spec_s']['zygote']:.3f} | 1.00x |",
+        f"| zygote worker, requests with their declared inputs | {p['mean_per_spec_s']['zygote_declared']:.3f} | **{p['ratio_declared_to_zygote']:.3f}x** |",
+        "",
+        "Per specialization, declared / without: min "
+        f"{min(p['per_spec_ratio_declared_to_zygote'].values()):.2f}x, median "
+        f"{statistics.median(p['per_spec_ratio_declared_to_zygote'].values()):.2f}x, max "
+        f"{max(p['per_spec_ratio_declared_to_zygote'].values()):.2f}x. Bazel's own worker "
+        "sandboxing (`--worker_sandboxing`) would also hide undeclared files, but only a "
+        "command-line flag turns it on, not an action; Bazel builds with it and with the tree: "
+        "[worker_sandboxing.md](worker_sandboxing.md).",
         "",
     ]
     return "\n".join(lines)
@@ -336,7 +404,8 @@ def main() -> int:
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     res["per_spec"] = per_spec_run(args.repo, scratch, args.rounds)
     print(f"per spec: zygote {res['per_spec']['ratio_zygote']:.2f}x, in-process "
-          f"{res['per_spec']['ratio_in_process']:.2f}x the floor", file=sys.stderr)
+          f"{res['per_spec']['ratio_in_process']:.2f}x the floor; declared inputs "
+          f"{res['per_spec']['ratio_declared_to_zygote']:.3f}x the zygote", file=sys.stderr)
     res["memory"] = [memory_run(args.repo, kernel, scratch, args.requests, False),
                      memory_run(args.repo, kernel, scratch, args.baseline_requests, True)]
     for r in res["memory"]:

@@ -19,7 +19,16 @@ def _library_outputs(lib):
 
 def _triton_outputs_impl(ctx):
     lib = ctx.attr.lib[0] if type(ctx.attr.lib) == "list" else ctx.attr.lib
-    return [DefaultInfo(files = _library_outputs(lib))]
+
+    # Each under a folder named after this target: a file's runfiles path leaves out its
+    # configuration, so the library's outputs built with the worker on and off would otherwise
+    # be one runfile, and a test would compare one build with itself.
+    files = []
+    for f in _library_outputs(lib).to_list():
+        link = ctx.actions.declare_file(ctx.label.name + "/" + f.basename)
+        ctx.actions.symlink(output = link, target_file = f)
+        files.append(link)
+    return [DefaultInfo(files = depset(files))]
 
 triton_outputs = rule(
     implementation = _triton_outputs_impl,

@@ -22,6 +22,10 @@ from triton_aot.core import cli
 from triton_aot.core.errors import UserError
 
 
+# The flags that name a file the tool writes (the worker moves them out of its private tree).
+OUTPUT_FLAGS = ("out_record", "out_bzl", "out_build")
+
+
 def _define_flags(fv: flags.FlagValues) -> None:
     flags.DEFINE_string("target", None, "The Bazel target, for messages.", flag_values=fv)
     flags.DEFINE_string("launcher_module", None, "Module that defines the launcher.",
@@ -201,7 +205,7 @@ def main(argv=None) -> int:
         # in its modules (caches, registries) that a second run in one process would see
         return worker.serve_tool(TOOL.module, argv,
                                  lambda a: cli.run_command_line(TOOL, a, sys.stderr),
-                                 _worker_warm_up, None)
+                                 _worker_warm_up, None, output_flags=OUTPUT_FLAGS)
     return cli.main(TOOL, argv)
 
 

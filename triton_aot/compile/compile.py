@@ -541,7 +541,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
         # warm in the worker process, each request in a child of its key (see worker.py)
         return worker.serve_tool(TOOL.module, argv, lambda a: run_command_line(a, sys.stderr),
-                                 worker.compile_tool_warm_up, request_key)
+                                 worker.compile_tool_warm_up, request_key,
+                                 output_flags=OUTPUT_FLAGS + ("out_params",))
     return cli.main(TOOL, argv)
 
 

@@ -51,8 +51,9 @@ def _flag_lines(path: str, depth: int = 0) -> list[str]:
     return out
 
 
-def key_flags(arguments: Sequence[str]) -> dict:
-    """flag -> its values in order, for KEY_FLAGS, from `arguments` with their param files."""
+def key_flags(arguments: Sequence[str], names: Sequence[str] = KEY_FLAGS) -> dict:
+    """flag -> its values in order, for `names`, from `arguments` with their param files (paths
+    relative to the working directory)."""
     try:
         expanded = expand_param_files(arguments)
     except Exception:  # an unreadable @file: the request reports it; key it alone
@@ -63,7 +64,7 @@ def key_flags(arguments: Sequence[str]) -> dict:
             flat += _flag_lines(arg[len("--flagfile="):])
         else:
             flat.append(arg)
-    found: dict = {name: [] for name in KEY_FLAGS}
+    found: dict = {name: [] for name in names}
     for i, arg in enumerate(flat):
         name, eq, value = arg[2:].partition("=") if arg.startswith("--") else ("", "", "")
         if name not in found:

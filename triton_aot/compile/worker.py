@@ -21,6 +21,15 @@ exited worker). A child that has grown by CHILD_GROWTH_LIMIT_MIB exits, taking w
 with it, and at most MAX_CHILDREN keyed children live at once (the least recently used one
 retires), so the worker's memory is bounded by the parent's (flat) plus that many children.
 
+- A request sees exactly its declared inputs, as a sandboxed one-shot action does: Bazel starts
+  the worker in the execroot, where every file of the repository lies, so a kernel's import
+  could find a module that no target declares and build what a sandboxed or remote action
+  refuses (or builds differently). A request that lists its `inputs` (Bazel's do) and has no
+  `sandboxDir` runs in a private tree of symlinks to exactly those files, which the working
+  directory and every sys.path entry inside the execroot point into; the tool's outputs
+  (`output_flags`) are moved from there to their execroot paths (_PrivateTree). A keyed child
+  keeps its tree (under the worker's TMPDIR) for its life; the parent removes it once the child
+  has exited.
 - Requests are parsed as a stream of JSON objects, with or without newlines between them
   (older Bazel versions write no separator).
 - Only WorkResponses may reach stdout: the real stdout is kept on a private descriptor and
@@ -52,6 +61,7 @@ import ctypes
 import gc
 import json
 import os
+import shutil
 import signal
 import struct
 import subprocess
@@ -146,6 +156,203 @@ def run_captured(handle: Handler, arguments: Sequence[str], sandbox_dir: str | N
         capture.seek(0)
         output = capture.read().decode("utf-8", errors="replace")
     return code, output
+
+
+# --------------------------------------------------------------------------- declared inputs only
+
+OutputsOf = Callable[[list], list]  # a request's arguments -> the output paths it writes
+
+
+def _declared_paths(inputs: object) -> Optional[list]:
+    """The execroot-relative paths of a WorkRequest's `inputs`, or None when it lists none (a
+    request written by hand rather than by Bazel: it runs where the worker runs)."""
+    if not isinstance(inputs, list):
+        return None
+    paths = []
+    for entry in inputs:
+        path = entry.get("path") if isinstance(entry, dict) else None
+        if isinstance(path, str) and _relative(path):
+            paths.append(os.path.normpath(path))
+    return paths
+
+
+def _relative(path: str) -> bool:
+    """An execroot-relative path that stays inside the execroot (Bazel's exec paths do)."""
+    return bool(path) and not os.path.isabs(path) and \
+        os.pardir not in path.split("/") and os.path.normpath(path) != os.curdir
+
+
+class _PrivateTree:
+    """A folder holding exactly a request's declared inputs, as a sandboxed one-shot action sees.
+
+    Bazel starts a worker in the execroot, where every file of the repository lies: a kernel's
+    import would find a module under its import root that no target declares, and a build would
+    differ with the worker on and off (and remotely). So a request runs in this tree instead:
+    symlinks to exactly the files its WorkRequest lists (the tool's files included, as Bazel
+    lists them), laid out as in the execroot and named as a sandbox's (`.../execroot/_main`);
+    the working directory, and every sys.path entry inside the execroot, point into the tree, so
+    the tool's relative paths (kernel file, import roots, param file) resolve there. The
+    outputs are written in the tree and moved to their execroot paths afterwards, and whatever
+    else the request wrote there is removed, as a sandbox is.
+
+    A keyed child keeps its tree for its life (its modules' files stay where they were
+    imported from) and updates it per request: its requests declare the same inputs but for the
+    rules' `_triton/` intermediates, which differ by library.
+    """
+
+    def __init__(self, scratch: str, execroot: str):
+        self.execroot = execroot
+        self.root = os.path.join(scratch, "execroot", os.path.basename(execroot) or "_main")
+        os.makedirs(self.root, exist_ok=True)
+        self.linked: set = set()
+        # the current request's output folders (with theirs above them): kept between requests,
+        # as the next request of a child most often writes to the same ones
+        self.output_dirs: set = set()
+        self.folders: set = set()  # the folders in the tree, as the last clean found them
+
+    def path(self, relative: str) -> str:
+        return os.path.join(self.root, relative)
+
+    def update(self, paths: Sequence[str]) -> None:
+        """The tree holds exactly `paths` (execroot-relative)."""
+        wanted = set(paths)
+        gone = self.linked - wanted
+        for path in gone:
+            try:
+                os.unlink(self.path(path))
+            except OSError:
+                pass
+        for new in sorted(wanted - self.linked):
+            link = self.path(new)
+            folder = os.path.dirname(new)
+            if folder and folder not in self.folders:
+                os.makedirs(self.path(folder), exist_ok=True)
+                while folder and folder not in self.folders:
+                    self.folders.add(folder)
+                    folder = os.path.dirname(folder)
+            try:
+                os.symlink(os.path.join(self.execroot, new), link)
+            except FileExistsError:  # a file the last request left behind (see clean)
+                self._remove(link)
+                os.symlink(os.path.join(self.execroot, new), link)
+        self.linked = wanted
+        if gone:
+            self.clean()  # the folders that only they held
+
+    def map(self, entry: str) -> str:
+        """A sys.path entry (or any absolute path) inside the execroot, as the tree's path."""
+        if entry == self.execroot:
+            return self.root
+        if entry.startswith(self.execroot + os.sep):
+            return self.root + entry[len(self.execroot):]
+        return entry
+
+    def prepare_outputs(self, outputs: Sequence[str]) -> None:
+        """Output folders exist before an action runs (Bazel makes them, in a sandbox too), and
+        no other folder that no input needs (an earlier request's outputs')."""
+        wanted = set()
+        for out in outputs:
+            folder = os.path.dirname(out)
+            while folder and folder not in wanted:
+                wanted.add(folder)
+                folder = os.path.dirname(folder)
+        if wanted != self.output_dirs:
+            self.output_dirs = wanted
+            self.clean()
+        for folder in sorted(wanted - self.folders):
+            os.makedirs(self.path(folder), exist_ok=True)
+            self.folders.add(folder)
+
+    def collect_outputs(self, outputs: Sequence[str]) -> None:
+        """Moves the outputs the request wrote to their execroot paths, then removes whatever
+        else it left in the tree."""
+        try:
+            for out in outputs:
+                written = self.path(out)
+                if os.path.isfile(written) and not os.path.islink(written):
+                    destination = os.path.join(self.execroot, out)
+                    os.makedirs(os.path.dirname(destination), exist_ok=True)
+                    # os.rename where the tree shares the execroot's file system, else a copy
+                    shutil.move(written, destination)
+        finally:
+            self.clean()
+
+    @staticmethod
+    def _collected(code: int, output: str, collect: Callable[[], None]) -> tuple:
+        try:
+            collect()
+        except OSError as e:
+            return 1, output + (
+                "error: internal error in the triton_aot persistent worker, not in the kernel or "
+                f"its deps: an output could not be moved to the execroot: {e}; build again, or "
+                "with --@rules_triton//:persistent_worker=false\n")
+        return code, output
+
+    def clean(self) -> None:
+        """Removes every file and folder that is neither a declared input nor above one (nor
+        the current request's output folder)."""
+        self.folders = set()
+        self._clean(self.root, "")
+
+    def _clean(self, folder: str, relative: str) -> bool:
+        """Whether `folder` is empty once cleaned (folders above an input never are). One
+        scandir per folder, no stat per entry: it runs after every request."""
+        empty = True
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                path = relative + entry.name
+                if entry.is_symlink():
+                    if path in self.linked:
+                        empty = False
+                    else:
+                        os.unlink(entry.path)
+                elif entry.is_dir():
+                    if self._clean(entry.path, path + os.sep) and path not in self.output_dirs:
+                        os.rmdir(entry.path)
+                    else:
+                        self.folders.add(path)
+                        empty = False
+                else:
+                    os.unlink(entry.path)
+        return empty
+
+    @staticmethod
+    def _remove(path: str) -> None:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+
+    def run(self, handle: Handler, arguments: Sequence[str], inputs: Sequence[str],
+            outputs: Sequence[str]) -> tuple:
+        """Runs a request in this process with the tree as its execroot; (exit code, output).
+        `outputs`: the files it writes (relative: into the tree, then moved out)."""
+        outputs = [os.path.normpath(o) for o in outputs if _relative(o)]
+        self.update(inputs)
+        self.prepare_outputs(outputs)
+        saved_path = list(sys.path)
+        # (new entries get finders of their own: no cache to invalidate)
+        sys.path[:] = [self.map(p) for p in sys.path]
+        try:
+            code, output = run_captured(handle, arguments, self.root)
+        finally:
+            sys.path[:] = saved_path
+        return self._collected(code, output, lambda: self.collect_outputs(outputs))
+
+    def run_one_shot(self, command: Sequence[str], inputs: Sequence[str],
+                     outputs: Sequence[str]) -> tuple:
+        """Runs a request as a process of its own in the tree; (exit code, output)."""
+        outputs = [os.path.normpath(o) for o in outputs if _relative(o)]
+        self.update(inputs)
+        self.prepare_outputs(outputs)
+        env = dict(os.environ)
+        if env.get("PYTHONPATH"):  # relative entries resolve in the tree, its working directory
+            env["PYTHONPATH"] = os.pathsep.join(self.map(p)
+                                                for p in env["PYTHONPATH"].split(os.pathsep))
+        proc = subprocess.run(list(command), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, cwd=self.root, env=env)
+        return self._collected(proc.returncode, proc.stdout.decode("utf-8", errors="replace"),
+                               lambda: self.collect_outputs(outputs))
 
 
 # --------------------------------------------------------------------------- process control
@@ -275,6 +482,7 @@ class _Child:
     pid: int
     request_fd: int  # the parent writes requests here
     result_fd: int  # and reads answers here
+    scratch: str  # its private tree of declared inputs lives here; the parent removes it
     first_rss_kib: int = 0  # resident memory after its first request
 
 
@@ -328,14 +536,16 @@ class _Zygote:
     """
 
     def __init__(self, handle: Handler, close_in_child: Sequence[int], growth_limit_mib: int,
-                 max_children: int = MAX_CHILDREN):
+                 max_children: int = MAX_CHILDREN, outputs_of: Optional[OutputsOf] = None):
         self.handle = handle
+        self.outputs_of = outputs_of or (lambda arguments: [])
         self.close_in_child = list(close_in_child)
         self.growth_limit_kib = growth_limit_mib * 1024
         self.max_children = max(1, max_children)
         self.children: "OrderedDict[str, _Child]" = OrderedDict()  # least recently used first
         self.spare: Optional[_Child] = None
         self.unreaped = []  # retired children, not waited for yet
+        self.scratch_of: dict = {}  # pid -> its scratch folder, removed once it is reaped
 
     def install_signal_handlers(self) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -344,6 +554,8 @@ class _Zygote:
     def _on_signal(self, signum, frame):
         for child in list(self.children.values()) + ([self.spare] if self.spare else []):
             _kill_group(child.pid)
+        for scratch in self.scratch_of.values():
+            shutil.rmtree(scratch, ignore_errors=True)
         os._exit(128 + signum)
 
     def _fork(self) -> _Child:
@@ -355,6 +567,7 @@ class _Zygote:
         close_in_child = self.close_in_child + [
             fd for c in list(self.children.values()) + ([self.spare] if self.spare else [])
             for fd in (c.request_fd, c.result_fd)]
+        scratch = tempfile.mkdtemp(prefix="triton_aot_worker_")
         pid = os.fork()
         if pid == 0:  # ------------------------------------------------------------ the child
             status = 1
@@ -375,6 +588,7 @@ class _Zygote:
                 gc.disable()
                 known = frozenset(sys.modules)
                 files: dict = {}
+                tree: Optional[_PrivateTree] = None
                 while True:
                     request = _read_message(request_read)
                     if request is None:  # retired, or the worker is shutting down
@@ -382,8 +596,14 @@ class _Zygote:
                     if not _unchanged(files):
                         _write_message(result_write, json.dumps([_STALE]).encode())
                         break
-                    arguments, sandbox_dir = json.loads(request)
-                    code, output = run_captured(self.handle, arguments, sandbox_dir)
+                    arguments, sandbox_dir, inputs = json.loads(request)
+                    if inputs is None or sandbox_dir:  # by hand; or Bazel's own sandbox
+                        code, output = run_captured(self.handle, arguments, sandbox_dir)
+                    else:
+                        if tree is None:
+                            tree = _PrivateTree(scratch, os.getcwd())
+                        code, output = tree.run(self.handle, arguments, inputs,
+                                                self.outputs_of(arguments))
                     files = _module_files(known)
                     _write_message(result_write, json.dumps([code, output, _rss_kib()]).encode())
                 status = 0
@@ -396,7 +616,8 @@ class _Zygote:
             os.setpgid(pid, pid)  # also set here, so a kill right after fork finds the group
         except OSError:
             pass
-        return _Child(pid, request_write, result_read)
+        self.scratch_of[pid] = scratch
+        return _Child(pid, request_write, result_read, scratch)
 
     def prepare(self) -> None:
         """Forks the spare child for the next new key, if there is none (between requests)."""
@@ -428,11 +649,11 @@ class _Zygote:
             del self.children[key]
         self._retire(child)
 
-    def _exchange(self, child: _Child, arguments: Sequence[str],
-                  sandbox_dir: str | None) -> Optional[list]:
+    def _exchange(self, child: _Child, arguments: Sequence[str], sandbox_dir: str | None,
+                  inputs: Optional[list]) -> Optional[list]:
         try:
             _write_message(child.request_fd,
-                           json.dumps([list(arguments), sandbox_dir]).encode())
+                           json.dumps([list(arguments), sandbox_dir, inputs]).encode())
             payload = _read_message(child.result_fd)
         except BrokenPipeError:
             payload = None  # the child died before reading its request
@@ -443,16 +664,20 @@ class _Zygote:
         return answer if isinstance(answer, list) else None
 
     def run(self, arguments: Sequence[str], sandbox_dir: str | None,
-            key: Optional[str] = None) -> tuple:
+            key: Optional[str] = None, inputs: Optional[list] = None) -> tuple:
+        """Runs a request in its key's child; `inputs`: the execroot-relative paths it declares
+        (it then sees only those, _PrivateTree), or None."""
         child = self._take(key)
-        answer = self._exchange(child, arguments, sandbox_dir)
+        answer = self._exchange(child, arguments, sandbox_dir, inputs)
         if answer == [_STALE]:  # a file it imported changed: a fresh child imports it anew
             self._drop(key, child)
             child = self._take(key)
-            answer = self._exchange(child, arguments, sandbox_dir)
+            answer = self._exchange(child, arguments, sandbox_dir, inputs)
         if answer is None or len(answer) != 3:
             self._drop(key, child)
-            _, status = os.waitpid(self.unreaped.pop(), 0)
+            pid = self.unreaped.pop()
+            _, status = os.waitpid(pid, 0)
+            self._reaped(pid)
             return 1, ("error: internal error in the triton_aot persistent worker, not in the "
                        "kernel or its deps: the process compiling this request ended without an "
                        f"answer ({_describe_status(status)}; out of memory?); the request was "
@@ -474,6 +699,13 @@ class _Zygote:
             done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
             if done:
                 self.unreaped.remove(pid)
+                self._reaped(pid)
+
+    def _reaped(self, pid: int) -> None:
+        """A child has exited: nothing uses its scratch folder any more."""
+        scratch = self.scratch_of.pop(pid, None)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     def close(self) -> None:
         """Retires every child and waits for them."""
@@ -582,7 +814,8 @@ KeyOf = Callable[[list, list, Optional[str]], Optional[str]]  # (arguments, inpu
 def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
           warm_up: Optional[Callable[[], Optional[int]]] = None,
           key: Optional[KeyOf] = None,
-          one_shot: Optional[Callable[[list], list]] = None) -> int:
+          one_shot: Optional[Callable[[list], list]] = None,
+          outputs_of: Optional[OutputsOf] = None) -> int:
     """The worker loop; returns when stdin is closed.
 
     `warm_up` runs once in this process before the first request (its output is discarded
@@ -592,7 +825,12 @@ def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
     `one_shot(arguments)`: the command line that runs a request as a process of its own, for
     platforms without fork() (and RULES_TRITON_WORKER_ONE_SHOT=1); without it such platforms
     run requests in this process.
+
+    A request that lists its `inputs` (Bazel's do) and has no `sandboxDir` runs in a private
+    tree of exactly those files (_PrivateTree), in every one of these modes; `outputs_of(
+    arguments)` names the execroot-relative files it writes, which are moved out of the tree.
     """
+    outputs_of = outputs_of or (lambda arguments: [])
     protocol = os.fdopen(os.dup(stdout_fd), "w", encoding="utf-8")
     sys.stdout.flush()
     os.dup2(2, stdout_fd)
@@ -604,7 +842,8 @@ def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
         children = os.environ.get("RULES_TRITON_WORKER_MAX_CHILDREN", "")
         zygote = _Zygote(handle, close_in_child=[protocol.fileno()],
                          growth_limit_mib=int(limit) if limit.isdigit() else CHILD_GROWTH_LIMIT_MIB,
-                         max_children=int(children) if children.isdigit() else MAX_CHILDREN)
+                         max_children=int(children) if children.isdigit() else MAX_CHILDREN,
+                         outputs_of=outputs_of)
         zygote.install_signal_handlers()
     if warm_up is not None and (zygote is not None or one_shot is None):
         code, output = run_captured(lambda _: warm_up() or 0, [], None)
@@ -617,20 +856,32 @@ def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
         gc.collect()
         gc.freeze()
         zygote.prepare()
+    in_process_tree: Optional[_PrivateTree] = None
     for request in read_requests(stdin_fd):
         if request.get("cancel"):
             continue
         arguments = request.get("arguments") or []
         sandbox_dir = request.get("sandboxDir") or None
+        inputs = request.get("inputs")
+        declared = None if sandbox_dir else _declared_paths(inputs)
         if not isinstance(arguments, list) or not all(isinstance(a, str) for a in arguments):
             code, output = 1, "error: WorkRequest.arguments must be a list of strings\n"
         elif zygote is not None:
-            inputs = request.get("inputs")
             request_key = "" if key is None else key(
                 arguments, inputs if isinstance(inputs, list) else [], sandbox_dir)
-            code, output = zygote.run(arguments, sandbox_dir, request_key)
+            code, output = zygote.run(arguments, sandbox_dir, request_key, declared)
+        elif one_shot is not None and declared is not None:
+            with tempfile.TemporaryDirectory(prefix="triton_aot_worker_") as scratch:
+                code, output = _PrivateTree(scratch, os.getcwd()).run_one_shot(
+                    one_shot(arguments), declared, outputs_of(arguments))
         elif one_shot is not None:
             code, output = _run_one_shot(one_shot(arguments), sandbox_dir)
+        elif declared is not None:
+            if in_process_tree is None:
+                in_process_tree = _PrivateTree(
+                    tempfile.mkdtemp(prefix="triton_aot_worker_"), os.getcwd())
+            code, output = in_process_tree.run(handle, arguments, declared,
+                                               outputs_of(arguments))
         else:
             code, output = run_captured(handle, arguments, sandbox_dir)
         response = {"exitCode": code, "output": output,
@@ -642,6 +893,8 @@ def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
             zygote.prepare()
     if zygote is not None:
         zygote.close()
+    if in_process_tree is not None:
+        shutil.rmtree(os.path.dirname(os.path.dirname(in_process_tree.root)), ignore_errors=True)
     protocol.close()
     return 0
 
@@ -658,14 +911,16 @@ def _interpreter_flags() -> list[str]:
 
 def serve_tool(module: str, argv: Sequence[str], run_command_line: Callable[[list], int],
                warm_up_of: Callable[[Handler], Callable[[], int]],
-               key_of: Optional[Callable[[list, list, list, Optional[str]], Optional[str]]]
-               ) -> int:
+               key_of: Optional[Callable[[list, list, list, Optional[str]], Optional[str]]],
+               *, output_flags: Sequence[str]) -> int:
     """`python -m MODULE --persistent_worker STARTUP...`: serves a tool's requests (serve()).
 
     Each request runs `run_command_line(STARTUP + its arguments)`. `warm_up_of(handle)` is the
     warm-up; `key_of(startup, arguments, inputs, sandbox_dir)` the request's key, or None for a
     child of its own per request (a tool that runs the user's code, not only imports it: the
     code may keep state in its modules that a second run in one process would see).
+    `output_flags`: every flag of the tool that names a file it writes (each request runs in a
+    tree of its declared inputs, and those files are moved out of it to the execroot).
     """
     startup = [a for a in argv if a != "--persistent_worker"]
 
@@ -678,4 +933,11 @@ def serve_tool(module: str, argv: Sequence[str], run_command_line: Callable[[lis
     def key(arguments: list, inputs: list, sandbox_dir: Optional[str]) -> Optional[str]:
         return None if key_of is None else key_of(startup, arguments, inputs, sandbox_dir)
 
-    return serve(handle, warm_up=warm_up_of(handle), key=key, one_shot=one_shot)
+    def outputs_of(request_args: list) -> list:
+        from triton_aot.compile.request_key import key_flags
+
+        found = key_flags(startup + list(request_args), output_flags)
+        return [path for name in output_flags for path in found[name]]
+
+    return serve(handle, warm_up=warm_up_of(handle), key=key, one_shot=one_shot,
+                 outputs_of=outputs_of)
