@@ -49,8 +49,10 @@ class _Sizes:
             if word in _FUNCTIONS:
                 return word
             if word not in self.of:
-                raise UserError(f"{what}: the size {word} is no size of a tensor argument of the "
-                                "launcher; the op can only read sizes off its tensors")
+                raise UserError(f"{what}: the size {word} is no size of a tensor this launch "
+                                "takes; each launch of the op reads its sizes off its own "
+                                f"tensors: compute {word} from the sizes of the tensors the "
+                                "kernel gets, or pass that tensor to the kernel")
             return self.of[word]
         return _NAME.sub(name, expr)
 
@@ -112,8 +114,7 @@ def renames(calls: list[CallCapture]) -> dict[str, str]:
 def _declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[str, Any]:
     counts = {len(c.launches) for c in calls}
     if len(counts) != 1 or len({tuple(l for l, _ in launches) for _, launches, _ in decl.calls}) != 1:
-        raise UserError(f"{what}: the example calls launch different kernels (in number or "
-                        "order); one op runs one sequence of launches: capture them separately")
+        raise _different_launches(calls, what)
     first = calls[0]
     inputs = [t.name for t in first.tensors]
     written: dict[int, tuple[int, str]] = {}  # allocation -> (step, pointer parameter)
@@ -134,7 +135,10 @@ def _declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[
                 step_tensors.append(written[int(ref)][1])
         views = [_view(c, step_tensors, intermediates) for c in calls]
         lib = decl.calls[0][1][index][0]
-        spec = _step_op(decl, views, index, lib, floats, intermediates, what)
+        try:
+            spec = _step_op(decl, views, index, lib, floats, intermediates, what)
+        except UserError as e:
+            raise _at_launch(e, what, launch.site) from None
         for a in launch.arguments:
             kind, _, ref = a.source.partition(":")
             if a.kind == "pointer" and kind == "output" and int(ref) not in written:
@@ -162,6 +166,41 @@ def _declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[
     if mutated:
         op["mutates"] = mutated
     return op
+
+
+def _at_launch(e: UserError, what: str, site: str) -> UserError:
+    """`e` naming the launch's file:line, where it names none yet."""
+    if re.match(rf"{re.escape(what)}: [^:\s]+\.py:\d+:", e.message):
+        return e
+    return UserError(f"{what}: {site}: {e.message.removeprefix(what + ': ')}")
+
+
+def _different_launches(calls: list[CallCapture], what: str) -> UserError:
+    """The example calls make other launches: named at the first launch that differs, and
+    said plainly when only the tensors' dtypes differ (one library per element type)."""
+    first = calls[0]
+    for other in calls[1:]:
+        pairs = list(zip(first.launches, other.launches))
+        diff = next(((a, b) for a, b in pairs if (a.kernel, [x.type for x in a.arguments])
+                     != (b.kernel, [x.type for x in b.arguments])), None)
+        if diff is None and len(first.launches) == len(other.launches):
+            continue
+        site = (diff[1] if diff else other.launches[min(len(pairs), len(other.launches) - 1)]).site
+        dtypes = [(t.dtype, u.dtype) for t, u in zip(first.tensors, other.tensors)]
+        if diff and diff[0].kernel == diff[1].kernel and len(first.launches) == len(other.launches) \
+                and any(a != b for a, b in dtypes) \
+                and [t.sizes for t in first.tensors] == [t.sizes for t in other.tensors]:
+            changed = ", ".join(sorted({f"{a} and {b}" for a, b in dtypes if a != b}))
+            return UserError(
+                f"{what}: {site}: example calls {first.call!r} and {other.call!r} differ only in "
+                f"their tensors' dtypes ({changed}), which makes {diff[0].kernel} another kernel "
+                "library per dtype; one op runs one dtype: declare a triton_launcher_library per "
+                "dtype (each with its own calls)")
+        return UserError(f"{what}: {site}: example calls {first.call!r} and {other.call!r} launch "
+                         "different kernels (in number or order); one op runs one sequence of "
+                         "launches: capture them separately")
+    return UserError(f"{what}: the example calls launch different kernels; capture them "
+                     "separately")
 
 
 # Argument names a torch op cannot take (`out` and `self` mean something in a schema; `torch`
