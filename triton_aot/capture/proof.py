@@ -140,6 +140,11 @@ class _Launch:
     args: dict[str, tuple]
 
 
+def _algo_key(constexprs: dict, num_warps: int, num_stages: int, options: dict) -> tuple:
+    return (tuple(sorted((k, repr(v)) for k, v in constexprs.items())), num_warps, num_stages,
+            tuple(sorted((k, repr(v)) for k, v in options.items())))
+
+
 def _launcher_launches(call: CallCapture) -> tuple[list[_Launch], dict[int, tuple[int, ...]]]:
     launches = []
     for launch in call.launches:
@@ -153,8 +158,8 @@ def _launcher_launches(call: CallCapture) -> tuple[list[_Launch], dict[int, tupl
                 args[a.name] = ("float", a.source.partition(":")[2] if a.source
                                 else float(a.value))
         grid = tuple(int(g) for g in launch.grid) + (1,) * (3 - len(launch.grid))
-        algo = (tuple(sorted((k, repr(v)) for k, v in launch.constexprs().items())),
-                launch.num_warps, launch.num_stages)
+        algo = _algo_key(launch.constexprs(), launch.num_warps, launch.num_stages,
+                         dict(getattr(launch, "options", {}) or {}))
         launches.append(_Launch(launch.kernel, algo, grid, args))
     shapes = {k: tuple(int(s) for s in a.sizes) for k, a in enumerate(call.allocations)}
     return launches, shapes
@@ -219,15 +224,45 @@ def _op_launches(record: OpRecord, decl: Any, call: CallCapture, ignore_checks: 
             env.setdefault(shape_owner, _Tensor(shapes[tid], _dense(shapes[tid])))
         grid = tuple(int(_eval(g, dict(values, **algo_constants(algo)))) for g in algo.grid)
         grid += (1,) * (3 - len(grid))
-        launches.append((_Launch(lib.kernel, (tuple(sorted((k, repr(v)) for k, v in
-                                                           algo.constexprs.items())),
-                                              algo.num_warps, algo.num_stages), grid, args),
-                         launch))
+        launches.append((_Launch(lib.kernel, _algo_key(algo.constexprs, algo.num_warps,
+                                                       algo.num_stages, algo.options),
+                                 grid, args), launch, algo))
     if record.form == "composite":
         returns = None
     else:
         returns = [f"alloc:{i}:{p}" for i, p in record.returns]
     return launches, shapes, returns
+
+
+_TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64",
+                 "i32": "int32", "i64": "int64", "i16": "int16", "i8": "int8", "u8": "uint8",
+                 "i1": "bool"}
+
+
+def plan_at(record: OpRecord, decl: Any, call: CallCapture) -> dict[str, Any]:
+    """What the op runs at the static call `call`, as plain data a replay can launch: each
+    launch's kernel, grid, algo and arguments (a tensor as "input:x" or "alloc:K:P", a scalar
+    as its value or the float argument's name), the tensors it allocates (shape, dtype, fill)
+    and what it returns. _Refused propagates when the op refuses the call."""
+    ours, shapes, returns = _op_launches(record, decl, call, ignore_checks=False)
+    libraries = {l.name: l for l in decl.libraries}
+    launches, allocs = [], {}
+    for (mine, launch, algo), theirs in zip(ours, call.launches):
+        lib = libraries[launch.lib]
+        order = [a.name for a in theirs.arguments]
+        for pname, value in mine.args.items():
+            if value[0] == "tensor" and value[1] in shapes and value[1] not in allocs:
+                elem = lib.signature[order.index(pname)].lstrip("*").removeprefix("k")
+                allocs[value[1]] = {"shape": list(shapes[value[1]]),
+                                    "dtype": _TORCH_DTYPES[elem],
+                                    "fill": launch.fills.get(pname)}
+        launches.append({"module": lib.module, "kernel": lib.kernel, "grid": list(mine.grid),
+                         "args": {k: list(v) for k, v in mine.args.items()},
+                         "order": order, "constexprs": dict(algo.constexprs),
+                         "num_warps": algo.num_warps, "num_stages": algo.num_stages,
+                         "options": dict(algo.options)})
+    return {"launches": launches, "allocs": allocs, "returns": returns,
+            "mutates": list(record.mutates)}
 
 
 def algo_constants(algo: Any) -> dict[str, Any]:
@@ -254,7 +289,7 @@ def _compare(record: OpRecord, decl: Any, call: CallCapture, ignore_checks: bool
     if len(ours) != len(theirs):
         return f"the op makes {len(ours)} launches, the launcher {len(theirs)}"
     pairing: dict[str, str] = {}
-    for i, ((mine, _), other) in enumerate(zip(ours, theirs)):
+    for i, ((mine, _, _), other) in enumerate(zip(ours, theirs)):
         where = f"launch {i} ({other.kernel})"
         if mine.kernel != other.kernel:
             return f"{where}: the op launches {mine.kernel}"

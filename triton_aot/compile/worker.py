@@ -69,7 +69,7 @@ import sys
 import tempfile
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 Handler = Callable[[list], int]  # arguments -> exit code; writes its messages to stderr
 
@@ -834,17 +834,7 @@ def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
     protocol = os.fdopen(os.dup(stdout_fd), "w", encoding="utf-8")
     sys.stdout.flush()
     os.dup2(2, stdout_fd)
-    zygote = None
-    forced_one_shot = os.environ.get("RULES_TRITON_WORKER_ONE_SHOT") == "1" and one_shot
-    if not forced_one_shot and _can_fork():
-        _install_subprocess_death_signal()
-        limit = os.environ.get("RULES_TRITON_WORKER_CHILD_GROWTH_MIB", "")
-        children = os.environ.get("RULES_TRITON_WORKER_MAX_CHILDREN", "")
-        zygote = _Zygote(handle, close_in_child=[protocol.fileno()],
-                         growth_limit_mib=int(limit) if limit.isdigit() else CHILD_GROWTH_LIMIT_MIB,
-                         max_children=int(children) if children.isdigit() else MAX_CHILDREN,
-                         outputs_of=outputs_of)
-        zygote.install_signal_handlers()
+    zygote = _start_zygote(handle, protocol, one_shot, outputs_of)
     if warm_up is not None and (zygote is not None or one_shot is None):
         code, output = run_captured(lambda _: warm_up() or 0, [], None)
         if code != 0:
@@ -897,6 +887,24 @@ def serve(handle: Handler, stdin_fd: int = 0, stdout_fd: int = 1,
         shutil.rmtree(os.path.dirname(os.path.dirname(in_process_tree.root)), ignore_errors=True)
     protocol.close()
     return 0
+
+
+def _start_zygote(handle: Handler, protocol: Any, one_shot: Optional[Callable[[list], list]],
+                  outputs_of: OutputsOf) -> Optional["_Zygote"]:
+    """The forking parent of the requests' children, where the platform forks and one-shot
+    processes are not forced (RULES_TRITON_WORKER_ONE_SHOT=1); else None."""
+    forced_one_shot = os.environ.get("RULES_TRITON_WORKER_ONE_SHOT") == "1" and one_shot
+    if forced_one_shot or not _can_fork():
+        return None
+    _install_subprocess_death_signal()
+    limit = os.environ.get("RULES_TRITON_WORKER_CHILD_GROWTH_MIB", "")
+    children = os.environ.get("RULES_TRITON_WORKER_MAX_CHILDREN", "")
+    zygote = _Zygote(handle, close_in_child=[protocol.fileno()],
+                     growth_limit_mib=int(limit) if limit.isdigit() else CHILD_GROWTH_LIMIT_MIB,
+                     max_children=int(children) if children.isdigit() else MAX_CHILDREN,
+                     outputs_of=outputs_of)
+    zygote.install_signal_handlers()
+    return zygote
 
 
 def _interpreter_flags() -> list[str]:

@@ -1,6 +1,6 @@
 """A kernel file that checks, while a TritonCompile action imports it, that the action's triton
 and the ptxas that triton will run are the hub wheel's: files under the action's working
-directory (inputs), not an installed environment."""
+directory or the execroot (inputs), not an installed environment."""
 
 import os
 
@@ -13,7 +13,9 @@ for what, path, expected in (
     ("ptxas", get_ptxas(90).path, "site-packages/triton/backends/nvidia/bin/ptxas"),
 ):
     path = os.path.abspath(path)
-    if not path.startswith(os.getcwd() + os.sep) or not path.endswith(expected):
+    # the action's inputs: its working directory, or the execroot a persistent worker imported
+    # the toolchain from (its requests then run in a tree of their own inputs)
+    if "/execroot/" not in path or not path.endswith(expected):
         raise RuntimeError(f"the TritonCompile action's {what} is {path}, not the hub wheel's {expected}")
 
 
