@@ -52,7 +52,8 @@ class Entries:
     def __init__(self, path: Path) -> None:
         self.lib = ctypes.CDLL(str(path))
         for name in ("liger_rms_norm_c", "liger_swiglu_c", "liger_rope_c", "decode_attention_c",
-                     "rms_scale_c", "decode_attention_c_workspace_size"):
+                     "rms_scale_c", "decode_attention_c_workspace_size", "accumulate_c",
+                     "accumulate_twice_c", "accumulate_twice_c_workspace_size"):
             getattr(self.lib, name).restype = ctypes.c_int
 
     def stream(self):
@@ -74,6 +75,20 @@ class Entries:
         return self.lib.rms_scale_c(self.stream(), dl(x), dl(w), ctypes.c_float(1e-6), dl(y), None,
                                     ctypes.c_size_t(0))
 
+    def accumulate(self, x, acc):
+        return self.lib.accumulate_c(self.stream(), dl(x), dl(acc), None, ctypes.c_size_t(0))
+
+    def accumulate_twice(self, x, acc):
+        """With a workspace poisoned with NaN: the entry must fill its intermediate itself."""
+        size = ctypes.c_size_t(0)
+        r = self.lib.accumulate_twice_c_workspace_size(dl(x), ctypes.byref(size))
+        if r != CUDA_SUCCESS:
+            return r
+        ws = torch.full((max(size.value // 4, 1),), float("nan"), device=x.device)
+        return self.lib.accumulate_twice_c(self.stream(), dl(x), dl(acc),
+                                           ctypes.c_void_p(ws.data_ptr() if size.value else 0),
+                                           ctypes.c_size_t(size.value))
+
     def decode_attention(self, q, kc, vc, out):
         size = ctypes.c_size_t(0)
         r = self.lib.decode_attention_c_workspace_size(dl(q), dl(kc), dl(vc), ctypes.byref(size))
@@ -91,7 +106,9 @@ def main() -> int:
         return 77
     import liger_ops  # noqa: F401  (registers torch.ops.liger_captured)
     import serving_ops  # noqa: F401  (registers torch.ops.serving_captured)
+    import torch_work_ops  # noqa: F401  (registers torch.ops.torch_work_captured)
     liger, serving = torch.ops.liger_captured, torch.ops.serving_captured
+    work = torch.ops.torch_work_captured
     c = Entries(HERE / "libcaptured_c_entries.so")
     bf, f32, dev = torch.bfloat16, torch.float32, "cuda"
     torch.manual_seed(0)
@@ -132,6 +149,20 @@ def main() -> int:
         cases[f"decode_attention batch={batch} seq={seq}"] = (
             r, (q, kc, vc), (out,), (serving.decode_attention(q, kc, vc, 0.088),))
 
+    # Outputs the launcher makes with torch.zeros / torch.full: the entry's memsets, checked on
+    # outputs and a workspace poisoned with NaN, at the example size, 1, an odd size and 0.
+    from tests.capture.torch_work_launchers import accumulate_into_zeros
+    for n in (4096, 1, 77, 0):
+        x = torch.randn(n, device=dev)
+        acc = torch.full_like(x, float("nan"))
+        r = c.accumulate(x, acc)
+        cases[f"accumulate (torch.zeros) n={n}"] = (r, (x,), (acc,), (work.accumulate(x),))
+        acc2 = torch.full_like(x, float("nan"))
+        r = c.accumulate_twice(x, acc2)
+        # a hand-written record, no torch op: torch's x + 1.5 is the kernel's one fp32 add
+        cases[f"accumulate_twice (torch.full 1.5, then 0.0) n={n}"] = (
+            r, (x,), (acc2,), (x + 1.5,))
+
     # Refusals on real tensors: nothing launched, CUDA_ERROR_INVALID_VALUE.
     x, w = torch.ones(8, 16384, device=dev, dtype=bf), torch.ones(16384, device=dev, dtype=bf)
     y = torch.full_like(x, 7)
@@ -152,7 +183,11 @@ def main() -> int:
     from liger_kernel.ops.swiglu import swiglu_forward
     import serving_kernels
     for name, (r, inputs, got, op) in cases.items():
-        if name.startswith("rms_norm"):
+        if name.startswith("accumulate_twice"):
+            jit = op  # a hand-written record: x + 1.5, one fp32 add as in the kernel
+        elif name.startswith("accumulate"):
+            jit = (accumulate_into_zeros(*inputs),)
+        elif name.startswith("rms_norm"):
             jy, _, jrstd, *_ = rms_norm_forward(*inputs, 1e-6, 0.0, "llama", False)
             jit = (jy, jrstd)
         elif name.startswith("swiglu"):

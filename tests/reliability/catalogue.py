@@ -1535,7 +1535,7 @@ C_ENTRY_CASES = [
     Case("c_entry_torch_work", "launcher", "c_entry",
          "a C entry asked for a launcher whose record runs torch work between its launches (a "
          "step the C cannot run, such as a top-k)",
-         ("//pkg:rms_scale_c: the launcher's record has 'k', 'torch' in step 1",
+         ("//pkg:rms_scale_c: the launcher's record has a malformed op (the op: step 1: unknown keys 'k', 'torch'",
           "this launcher has no C entry"),
          ("call its torch op (launcher_op) instead",),
          flags={"op": "{K}/c_entry/torch_step.op.json"}),

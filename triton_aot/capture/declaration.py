@@ -13,6 +13,7 @@ never edited by hand) and as the explicit BUILD text a user can read, review or 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 import json
 import math
@@ -27,6 +28,9 @@ from triton_aot.contract.hint_patterns import int_hint
 from triton_aot.core.errors import UserError
 
 _INT_WIDTH = {"i32": 0, "u32": 1, "i64": 2, "u64": 3}
+
+# A name in a grid expression (a kernel argument or a launch-only size), not a function.
+_GRID_NAME = re.compile(r"\b(?!cdiv\b|min\b|max\b)[A-Za-z_]\w*")
 
 
 @dataclass
@@ -232,6 +236,15 @@ def declare(calls: list[CallCapture], name: str, what: str,
                         dict(launch.options))
             same = [i for i, a in enumerate(algos) if a.config() == algo.config()]
             if same and algos[same[0]].grid != algo.grid:
+                # a call with a size written as a number (fp32(1)) gives the grid as that
+                # number; the other call's expression of the size is the general one, and the
+                # capture's proof checks it at the first call's sizes
+                names = [len(_GRID_NAME.findall(" ".join(g))) for g in (algos[same[0]].grid,
+                                                                         algo.grid)]
+                if names[1] > names[0]:
+                    algos[same[0]] = dataclasses.replace(algos[same[0]], grid=algo.grid)
+                    same = same[:1]
+            if same and algos[same[0]].grid != algo.grid and names[0] == names[1]:
                 raise UserError(f"{what}: {launch.site}: the grid of {kernel} differs between "
                                 f"example calls with the same constexprs ({algos[same[0]].grid} "
                                 f"and {algo.grid}); a grid must be one expression of the sizes")

@@ -300,7 +300,7 @@ def _step_op(decl: Declaration, calls: list[CallCapture], index: int, lib: str,
         op["fills"] = fills
     if len(library.algos) > 1:
         op["algo_choice"] = [[cond, str(algo)] for cond, algo in choice_of.items()]
-    elif len(choice_of) > 1:
+    elif len(choice_of) > 1 and "True" not in choice_of:  # a call with no own condition: any
         op["checks"].append(" or ".join(f"({c})" for c in choice_of))
     elif "True" not in choice_of:
         op["checks"] += next(iter(choice_of)).split(" and ")
@@ -344,8 +344,29 @@ def _one_text(per_call: list[str], calls, candidates, what, name, site) -> str:
         for cand in candidates:
             if all(_value_in(c, cand) == int(e) for c, e in zip(calls, per_call)):
                 return cand
+    general = _general_text(calls, [None if e.isdigit() else _Sizes(c).text(e, what)
+                                    for c, e in zip(calls, per_call)],
+                            [int(e) if e.isdigit() else None for e in per_call])
+    if general:
+        return general
     raise UserError(f"{what}: {site}: {name} is {', '.join(per_call)} in the example calls, "
                     "which no one expression of the inputs' sizes gives")
+
+
+def _general_text(calls: list[CallCapture], texts: list[str | None],
+                  values: list[int | None]) -> str:
+    """The one expression the calls with dynamic sizes give (`texts`), when it also gives the
+    value of every call whose sizes are numbers (`values`, e.g. an example call fp32(1)); ""
+    otherwise. The capture's proof checks it at every example's sizes."""
+    from triton_aot.capture.proof import static_value
+    general = {t for t in texts if t is not None}
+    if len(general) != 1:
+        return ""
+    text = general.pop()
+    for call, value in zip(calls, values):
+        if value is not None and static_value(call, text) != value:
+            return ""
+    return text
 
 
 def _names_tensor(arg: str, candidate: str) -> bool:
@@ -361,6 +382,11 @@ def _int_binding(a, per_call, calls, candidates, sizes, what, site) -> str:
         if len(texts) == 1:
             return texts.pop()
     values = [p.value for p in per_call]
+    general = _general_text(calls, [_Sizes(c).text(p.expr, what) if p.expr else None
+                                    for c, p in zip(calls, per_call)],
+                            [None if p.expr else p.value for p in per_call])
+    if general and any(p.expr for p in per_call):
+        return general
     if all(not p.expr for p in per_call):
         if all(v in (0, 1) for v in values) and len(set(values)) == 1:
             return str(values[0])

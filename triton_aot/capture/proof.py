@@ -88,6 +88,21 @@ def _eval(text: str, env: dict[str, Any]) -> Any:
     return eval(code, {"__builtins__": {}}, dict(_FUNCTIONS, **env))  # noqa: S307 (our record)
 
 
+def static_value(call: CallCapture, text: str) -> Any:
+    """`text` (an expression of the inputs) at `call`'s inputs, when what it reads of them are
+    numbers; None otherwise, or where it cannot be evaluated."""
+    def number(s: str) -> Any:
+        return int(s) if s.isdigit() else None  # a dynamic size: reading it fails below
+
+    env = {t.name: _Tensor(tuple(number(s) for s in t.sizes),
+                           tuple(number(s) for s in t.strides)) for t in call.tensors}
+    try:
+        value = _eval(text, env)
+        return value if isinstance(value, int) else None
+    except Exception:  # noqa: BLE001 (any failure: the expression does not hold there)
+        return None
+
+
 def _dense(sizes: tuple[int, ...]) -> tuple[int, ...]:
     strides, step = [], 1
     for s in reversed(sizes):
