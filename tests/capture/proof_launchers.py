@@ -64,3 +64,20 @@ def dynamic_block(x):
     block = triton.next_power_of_2(n)
     scale_kernel[(1,)](x, y, s, n, BLOCK=block)
     return y, s
+
+
+def int_argument(x, shift):
+    """An int argument of the launcher that reaches the kernel: an argument of the op."""
+    y = torch.empty_like(x)
+    copy_rows_kernel[(x.shape[0],)](x, y, shift, BLOCK=64)
+    return y
+
+
+def int_by_coincidence(x, k):
+    """A kernel constant (64) that equals an int argument's example value by chance: the op
+    must not take it from the argument."""
+    y = torch.empty_like(x)
+    if k > 1000:
+        raise ValueError("k too large")
+    copy_rows_kernel[(x.shape[0],)](x, y, 64, BLOCK=64)
+    return y

@@ -105,3 +105,16 @@ def test_a_constexpr_of_a_dynamic_size_is_one_readable_line():
     message = e.value.message
     assert "proof_launchers.py:" in message and "depends on the dynamic size n;" in message
     assert len(message) < 300 and "\n" not in message
+
+
+def test_an_int_argument_that_reaches_the_kernel_is_an_argument_of_the_op():
+    calls, decl, record = capture("int_argument", ["fp32(rows, 64), 48"], {"rows": 8})
+    assert [a.text for a in record.args] == ["x", "shift: int"]
+    assert record.launches[0].bind["cols"] == "shift"
+
+
+def test_an_int_equal_to_a_constant_by_chance_is_refused():
+    # the example's k = 64 looks like the kernel's cols = 64; the proof passes k = 71
+    with pytest.raises(UserError, match=r"proof_launchers.py:\d+: at rows = 8 \(fp32\(8, 64\), 71\) "
+                                        r"the op would not run what the launcher runs: .*cols"):
+        capture("int_by_coincidence", ["fp32(rows, 64), 64"], {"rows": 8})

@@ -107,7 +107,7 @@ def declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[s
 def renames(calls: list[CallCapture]) -> dict[str, str]:
     """The launcher's argument names an op cannot take, renamed (`out` -> `out_arg`)."""
     names = {t.name: f"{t.name}_arg" for t in calls[0].tensors if t.name in _RESERVED}
-    names |= {n: f"{n}_arg" for n, _ in calls[0].floats if n in _RESERVED}
+    names |= {n: f"{n}_arg" for n, _ in calls[0].floats + calls[0].ints if n in _RESERVED}
     return names
 
 
@@ -143,11 +143,11 @@ def _declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[
             kind, _, ref = a.source.partition(":")
             if a.kind == "pointer" and kind == "output" and int(ref) not in written:
                 written[int(ref)] = (index, a.name)
-        spec["args"] = step_tensors + [f"{f}: float" for f in floats
+        spec["args"] = step_tensors + [_scalar_arg(f, first) for f in floats
                                        if f in spec["bind"].values()]
         steps.append(spec)
     returned = [k for k, alloc in enumerate(first.allocations) if alloc.returned]
-    args = [t for t in inputs if t in used_inputs] + [f"{f}: float" for f in floats]
+    args = [t for t in inputs if t in used_inputs] + [_scalar_arg(f, first) for f in floats]
     mutated = _written_inputs(calls, inputs)
     returns = [[written[k][0], written[k][1]] for k in returned if k in written]
     # one launch that returns exactly its outputs, in the C API's order: the op's plain form
@@ -166,6 +166,11 @@ def _declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[
     if mutated:
         op["mutates"] = mutated
     return op
+
+
+def _scalar_arg(name: str, call: CallCapture) -> str:
+    """The op's argument for the launcher's scalar `name`: "eps: float" or "shift: int"."""
+    return f"{name}: {'int' if name in dict(call.ints) else 'float'}"
 
 
 def _at_launch(e: UserError, what: str, site: str) -> UserError:
@@ -275,6 +280,11 @@ def _step_op(decl: Declaration, calls: list[CallCapture], index: int, lib: str,
         elif a.kind == "bool":
             raise UserError(f"{what}: {launch.site}: {a.name} is a runtime bool; torch ops take "
                             "no bool kernel arguments yet: make it a constexpr")
+        elif len({p.source for p in per_call}) == 1 and a.source.startswith("arg:"):
+            name = a.source.partition(":")[2]  # the launcher's int argument, as it passed it
+            bind[a.name] = name
+            if name not in floats:
+                floats.append(name)
         else:
             bind[a.name] = _int_binding(a, per_call, calls, candidates, sizes, what, launch.site)
     bind.update(_launch_args(decl, calls, lib, what))

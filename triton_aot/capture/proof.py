@@ -119,6 +119,25 @@ def static_text(text: str, values: dict[str, int]) -> str:
     return pattern.sub(lambda m: str(values[m.group(1)]), text)
 
 
+def int_variants(text: str) -> list[str]:
+    """The call with each int argument it passes (a literal, not a size) changed: the op must
+    follow the launcher wherever an int argument reaches a kernel."""
+    import ast
+    try:
+        tree = ast.parse(f"_call({text})", mode="eval")
+    except SyntaxError:
+        return []
+    literals = [node for node in tree.body.args + [k.value for k in tree.body.keywords]
+                if isinstance(node, ast.Constant) and type(node.value) is int]
+    out = []
+    for node in literals:
+        old = node.value
+        node.value = old + 7 if old > 1 else 5
+        out.append(ast.unparse(tree.body)[len("_call("):-1])
+        node.value = old
+    return out
+
+
 def _edges(guards: list[str], name: str) -> list[int]:
     """The values around each constant a condition on `name` compares with."""
     out = []
@@ -195,6 +214,7 @@ def _op_launches(record: OpRecord, decl: Any, call: CallCapture, ignore_checks: 
                            for t in call.tensors}
     inputs = set(env)
     env.update({name: value for name, value in call.floats})
+    env.update({name: value for name, value in call.ints})
     libraries = {l.name: l for l in decl.libraries}
     made: dict[str, str] = {}  # a step's output parameter -> its tensor's id
     shapes: dict[str, tuple[int, ...]] = {}
@@ -347,6 +367,7 @@ def _renamed(call: CallCapture, names: dict[str, str]) -> CallCapture:
     import dataclasses
     tensors = tuple(dataclasses.replace(t, name=names.get(t.name, t.name)) for t in call.tensors)
     floats = tuple((names.get(n, n), v) for n, v in call.floats)
+    ints = tuple((names.get(n, n), v) for n, v in call.ints)
 
     def source(a):
         kind, _, ref = a.source.partition(":")
@@ -355,7 +376,8 @@ def _renamed(call: CallCapture, names: dict[str, str]) -> CallCapture:
         return a
     launches = tuple(dataclasses.replace(l, arguments=tuple(source(a) for a in l.arguments))
                      for l in call.launches)
-    return dataclasses.replace(call, tensors=tensors, floats=floats, launches=launches)
+    return dataclasses.replace(call, tensors=tensors, floats=floats, ints=ints,
+                               launches=launches)
 
 
 def check_call(record: OpRecord, decl: Any, call: CallCapture) -> str:
@@ -387,9 +409,20 @@ def prove(examples: list[tuple[str, dict[str, int]]], record: OpRecord, decl: An
         used = {n: v for n, v in values.items() if re.search(rf"\b{re.escape(n)}\b", body)}
         guards = [g for l in record.launches for g in l.checks + tuple(c for c, _ in
                                                                         l.algo_choice)]
-        for k, point in enumerate(size_points(used, guards)):
-            static = static_text(body, point)
+        variants = [(k, point, static_text(body, point))
+                    for k, point in enumerate(size_points(used, guards))]
+        sized = len(variants)
+        variants += [(sized + i, dict(used), static_text(v, used))
+                     for i, v in enumerate(int_variants(body))]
+        example_ints: dict[str, int] = {}
+        for k, point, static in variants:
             call = capture_static(static)
+            if call is not None and k == 0:
+                example_ints = dict(call.ints)
+            if call is not None and k >= sized and not any(
+                    names.get(n, n) in record.arg_names
+                    for n, v in call.ints if example_ints.get(n) != v):
+                continue  # an int the op does not take: fixed at its example value
             if call is None:
                 if k == 0:
                     raise ProofFailed(f"{what}: the launcher fails on example call {body!r} "

@@ -124,6 +124,7 @@ class CallCapture:
     guards: tuple[str, ...] = field(default=())
     tensors: tuple[TensorInput, ...] = field(default=())
     floats: tuple[tuple[str, float], ...] = field(default=())  # the launcher's float arguments
+    ints: tuple[tuple[str, int], ...] = field(default=())  # and its int arguments
     allocations: tuple[Allocation, ...] = field(default=())
     returned_inputs: tuple[str, ...] = field(default=())  # inputs the launcher returns (views)
     steps: tuple[Step, ...] = field(default=())  # everything it did, in order
@@ -172,6 +173,7 @@ def from_json(text: str) -> list[CallCapture]:
             call=c["call"], launches=launches, guards=tuple(c["guards"]),
             tensors=tuple(_tensor_input(t) for t in c["tensors"]),
             floats=tuple((n, v) for n, v in c["floats"]),
+            ints=tuple((n, v) for n, v in c.get("ints", ())),
             allocations=tuple(Allocation(a["dtype"], tuple(a["sizes"]), a["returned"],
                                          a.get("fill"))
                               for a in c["allocations"]),

@@ -76,6 +76,7 @@ class _Recorder:
         self.launches: list[Launch] = []
         self.input_storage: dict[int, list[tuple[str, Any]]] = {}  # storage -> [(name, tensor)]
         self.floats: dict[str, float] = {}
+        self.ints: dict[str, int] = {}  # the launcher's int arguments (not bools)
         self.allocated: list[Any] = []  # tensors the launcher allocated, as first launched
         self.steps: list[Step] = []  # launches, allocations, views and torch work, in order
         self.fills: dict[int, float] = {}  # storage -> the constant an allocation was filled with
@@ -144,6 +145,13 @@ class _Recorder:
                                  f"so which one reaches {name} is unknown; give them distinct "
                                  "example values")
         return f"arg:{same[0]}" if same else ""
+
+    def source_of_int(self, value: int) -> str:
+        """"arg:N" when exactly one int argument of the launcher has this value (0 and 1 are
+        too common to tell, and the JIT specializes on 1); the capture's proof then passes that
+        argument another value and checks that the kernel gets it."""
+        same = [n for n, v in self.ints.items() if v == value]
+        return f"arg:{same[0]}" if len(same) == 1 and value not in (0, 1) else ""
 
     def sizes_of(self, values: Any) -> tuple[str, ...]:
         import torch
@@ -240,7 +248,8 @@ class _Recorder:
         if spec[0] == "constexpr":  # the JIT makes an int equal to 1 a constant
             return Argument(name, "int", type="i32", hint=1, value=value, expr=expr)
         return Argument(name, "int", type=spec[0], value=value,
-                        hint=16 if spec[1] == "D" else 0, expr=expr)
+                        hint=16 if spec[1] == "D" else 0, expr=expr,
+                        source="" if expr else self.source_of_int(value))
 
     def pointer(self, fn: Any, p: Any, value: Any, site: str) -> Argument:
         import torch
@@ -394,6 +403,7 @@ def capture_call(launcher: Callable, inputs: FakeInputs, call: ExampleCall,
                             if key in returned for name, _ in views)
     capture = CallCapture(call=call.text, launches=launches, guards=guards,
                           tensors=tuple(tensors), floats=tuple(recorder.floats.items()),
+                          ints=tuple(recorder.ints.items()),
                           allocations=allocations, returned_inputs=returned_inputs,
                           steps=tuple(recorder.steps))
     if _computes_with_torch(recorder, result):
@@ -498,6 +508,8 @@ def _bind_inputs(launcher: Callable, recorder: _Recorder, call: ExampleCall,
                 recorder.sizes_of(value.stride()), bool(value.is_contiguous())))
         elif isinstance(value, float):
             recorder.floats[name] = value
+        elif isinstance(value, int) and not isinstance(value, bool):
+            recorder.ints[name] = value
     return tensors
 
 
