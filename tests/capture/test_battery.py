@@ -124,10 +124,10 @@ CASES = {
     # an op cannot return an alias of its input; returning nothing would drop what it returns
     "in_place_return_input": ("in_place_return_input", ["fp32(n)"], {"n": 1000},
                               Refused(("RETURN_INPUT",)),
-                              "builds an op returning () where the launcher returns x"),
+                              None),
     "in_place_return_input_view": ("in_place_return_input_view", ["fp32(n)"], {"n": 1000},
                                    Refused(("RETURN_INPUT_VIEW",)),
-                                   "builds an op returning () where the launcher returns x.view(-1)"),
+                                   None),
     "in_place_return_none": ("in_place_return_none", ["fp32(n)"], {"n": 1000},
                              Builds(returns=[], args=["x"], mutates=["x"]), None),
     "same_tensor_twice": ("same_tensor_twice", ["fp32(n)"], {"n": 1000},

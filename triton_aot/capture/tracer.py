@@ -414,14 +414,24 @@ def capture_call(launcher: Callable, inputs: FakeInputs, call: ExampleCall,
 
 def _refuse_other_returns(recorder: _Recorder, result: Any, what: str) -> None:
     """An op of launches alone returns the tensors the launcher allocated and returns, whole
-    and dense, each once (the inputs and Python values a launcher also returns, as Liger's
-    forwards do for their autograd context, the caller has: they are not the op's results).
+    and dense, each once (the inputs and Python values a launcher also returns beside them, as
+    Liger's forwards do for their autograd context, the caller has: they are not the op's
+    results; a launcher that returns inputs alone is refused, since its op would return
+    nothing).
     A returned transpose or part of such a tensor would make the op return another shape than
     the launcher, so it is refused naming the launcher's return line."""
     import torch
     site = f"{what}: {recorder.return_line}"
-    allocated = [t for t in _returned_tensors(result)
+    returned = _returned_tensors(result)
+    allocated = [t for t in returned
                  if t.untyped_storage()._cdata not in recorder.input_storage]
+    if returned and not allocated:
+        name = recorder.input_storage[returned[0].untyped_storage()._cdata][0][0]
+        raise CaptureRefused(
+            f"{site}: the launcher returns its input {name} (or a view of it) and no tensor it "
+            "allocated, and an op cannot return an alias of its input (the op would return "
+            "nothing); capture a wrapper that calls the launcher and returns None: the op then "
+            f"writes {name} in place (Tensor(a!)), and the caller has it")
     for t in allocated:
         alloc = next(a for a in recorder.allocated
                      if a.untyped_storage()._cdata == t.untyped_storage()._cdata)
