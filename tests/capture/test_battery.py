@@ -186,7 +186,7 @@ CASES = {
     "other_tensors_sizes": ("other_tensors_sizes", ["fp32(n), fp32(n)"], {"n": 1000},
                             both(Builds(args=["x", "w"], returns=["x.size(0)"]),
                                  Refused(("m = w.numel()", "scale_kernel[(triton.cdiv(m"))),
-                            "the op drops w from its schema"),
+                            None),
     "other_tensors_own_size": ("other_tensors_sizes", ["fp32(n), fp32(m)"],
                                {"n": 1000, "m": 1000},
                                both(Builds(args=["x", "w"], returns=["x.size(0)"]),
@@ -197,7 +197,7 @@ CASES = {
                              Builds(args=["x", "y"], returns=["x.size(0)"],
                                     facts=lambda d: "y.size(0) == x.size(0)" in d["checks"]),
                              Refused(("row_sum_kernel[(y.shape[0],)]",))),
-                        "the op drops y from its schema"),
+                        None),
     # --- constexprs from sizes ----------------------------------------------------------------
     "next_pow2_dynamic": ("next_pow2_block", ["fp32(rows, cols)"], {"rows": 100, "cols": 50},
                           Refused(("POW2", "BLOCK = triton.next_power_of_2(cols)"),

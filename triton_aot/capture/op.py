@@ -146,6 +146,13 @@ def _declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[
         spec["args"] = step_tensors + [_scalar_arg(f, first) for f in floats
                                        if f in spec["bind"].values()]
         steps.append(spec)
+    unused = [t for t in inputs if t not in used_inputs]
+    if unused:
+        raise UserError(
+            f"{what}: {_reading(first, unused[0])}: the launcher's tensor {unused[0]} reaches no "
+            "kernel (the launcher reads only its sizes, or nothing of it), so the op, whose "
+            "arguments are the tensors its kernels get, would not take it; drop it from the "
+            "launcher, or compute what it reads from the tensors the kernels get")
     returned = [k for k, alloc in enumerate(first.allocations) if alloc.returned]
     args = [t for t in inputs if t in used_inputs] + [_scalar_arg(f, first) for f in floats]
     mutated = _written_inputs(calls, inputs)
@@ -166,6 +173,27 @@ def _declare_op(decl: Declaration, calls: list[CallCapture], what: str) -> dict[
     if mutated:
         op["mutates"] = mutated
     return op
+
+
+def _scalar_binding(a: Any, scalars: list[str]) -> str:
+    """A float argument, or an int the launcher passed as it got it: the launcher's argument
+    (noted in `scalars`, the op's scalar arguments in order), else a float literal."""
+    if not a.source:
+        return repr(float(a.value))
+    name = a.source.partition(":")[2]
+    if name not in scalars:
+        scalars.append(name)
+    return name
+
+
+def _reading(call: CallCapture, tensor: str) -> str:
+    """The site of the last launch whose grid or sizes use a size of `tensor`."""
+    names = {s for t in call.tensors if t.name == tensor for s in t.sizes if _NAME.fullmatch(s)}
+    for launch in reversed(call.launches):
+        used = set(_NAME.findall(" ".join(launch.grid + tuple(a.expr for a in launch.arguments))))
+        if used & names:
+            return launch.site
+    return call.launches[-1].site
 
 
 def _scalar_arg(name: str, call: CallCapture) -> str:
@@ -269,22 +297,12 @@ def _step_op(decl: Declaration, calls: list[CallCapture], index: int, lib: str,
                     _one_text([c.allocations[int(ref)].sizes[d] for c in calls], calls,
                               candidates, what, f"{a.name}'s size {d}", launch.site)
                     for d in range(ranks.pop()))
-        elif a.kind == "float":
-            if a.source:
-                name = a.source.partition(":")[2]
-                bind[a.name] = name
-                if name not in floats:
-                    floats.append(name)
-            else:
-                bind[a.name] = repr(float(a.value))
+        elif a.kind == "float" or (len({p.source for p in per_call}) == 1
+                                   and a.source.startswith("arg:")):
+            bind[a.name] = _scalar_binding(a, floats)
         elif a.kind == "bool":
             raise UserError(f"{what}: {launch.site}: {a.name} is a runtime bool; torch ops take "
                             "no bool kernel arguments yet: make it a constexpr")
-        elif len({p.source for p in per_call}) == 1 and a.source.startswith("arg:"):
-            name = a.source.partition(":")[2]  # the launcher's int argument, as it passed it
-            bind[a.name] = name
-            if name not in floats:
-                floats.append(name)
         else:
             bind[a.name] = _int_binding(a, per_call, calls, candidates, sizes, what, launch.site)
     bind.update(_launch_args(decl, calls, lib, what))
