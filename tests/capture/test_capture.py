@@ -83,21 +83,25 @@ def test_dynamic_sizes_get_the_patterns_their_other_values_give():
     assert (("Q", 16), ("seq_len", 1), ("chunk", 16), ("stride_kb", 16)) not in patterns  # never
 
 
+def capture_from(module, launcher, call, n, what):
+    """One example call of `module.launcher` captured, with the dynamic size n."""
+    with build_driver.answering_for("cuda", 90, 32), build_torch_cuda.answering_for("cuda", 90, 32):
+        inputs = FakeInputs({"n": n}, what)
+        return tracer.capture_call(getattr(module, launcher), inputs, inputs.parse(call, what),
+                                   what)
+
+
 def capture_torch_work(launcher, call="fp32(n)"):
     from tests.capture import torch_work_launchers
-
-    with build_driver.answering_for("cuda", 90, 32), build_torch_cuda.answering_for("cuda", 90, 32):
-        inputs = FakeInputs({"n": 512}, "//t:w")
-        return tracer.capture_call(getattr(torch_work_launchers, launcher), inputs,
-                                   inputs.parse(call, "//t:w"), "//t:w")
+    return capture_from(torch_work_launchers, launcher, call, 512, "//t:w")
 
 
-def line_of(text):
-    """The line of torch_work_launchers.py that holds `text`."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_work_launchers.py")
+def line_of(text, file="torch_work_launchers.py"):
+    """The line of `file` (in this folder) that holds `text`."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), file)
     for number, line in enumerate(open(path), 1):
         if text in line:
-            return f"torch_work_launchers.py:{number}"
+            return f"{file}:{number}"
     raise AssertionError(text)
 
 
@@ -215,19 +219,11 @@ def test_float_argument_reaches_the_kernel_and_torch():
 
 def capture_options(launcher, call="fp32(n), fp32(n), fp32(n)"):
     import option_launchers
-
-    with build_driver.answering_for("cuda", 90, 32), build_torch_cuda.answering_for("cuda", 90, 32):
-        inputs = FakeInputs({"n": 4096}, "//t:o")
-        return tracer.capture_call(getattr(option_launchers, launcher), inputs,
-                                   inputs.parse(call, "//t:o"), "//t:o")
+    return capture_from(option_launchers, launcher, call, 4096, "//t:o")
 
 
 def option_line(text):
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "option_launchers.py")
-    for number, line in enumerate(open(path), 1):
-        if text in line:
-            return f"option_launchers.py:{number}"
-    raise AssertionError(text)
+    return line_of(text, "option_launchers.py")
 
 
 def test_compile_option_passed_at_launch_is_the_algos():
